@@ -1,0 +1,1 @@
+"""Contract bridge bidding: data pipeline and model training."""

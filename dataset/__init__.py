@@ -1,0 +1,1 @@
+"""Record model, format parsers, schema, encodings and the DuckDB catalog."""

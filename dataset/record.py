@@ -1,0 +1,112 @@
+"""The record model every parser produces: one `BoardRecord` per board played at a table (or per
+hand record), or one `Rejected` naming why a record could not be accepted.
+
+Parsers only read syntax and fill what the source says; `validate.check` applies the bridge rules
+(52 distinct cards, legal auction, contract matches auction, play possible) to every format alike,
+and `schema` turns accepted records into Arrow rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+import numpy as np
+
+
+class Reason(str, Enum):
+    """Quarantine reason codes (a record is rejected with exactly one)."""
+
+    UNDECODABLE_BYTES = "undecodable_bytes"  # text in no encoding we accept
+    UNKNOWN_FORMAT = "unknown_format"  # a line/record that is not in the file's format
+    SYNTAX = "syntax"  # malformed tag, section or LIN pair
+    UNKNOWN_VALUE = "unknown_value"  # tag value outside its domain (Vulnerable "Foo", dealer "Q")
+    BAD_CARD = "bad_card"  # a card that does not exist ("SZ")
+    DUPLICATE_CARD = "duplicate_card"  # one card in two hands (or twice in one)
+    WRONG_HAND_SIZE = "wrong_hand_size"  # a hand that is not 13 cards
+    ILLEGAL_CALL = "illegal_call"  # an insufficient bid, a double of partner, a call after the end
+    CONTRACT_MISMATCH = "contract_mismatch"  # stated contract/declarer differ from the auction's
+    BAD_PLAY = "bad_play"  # a card not in the player's hand, played twice, or a revoke
+    BAD_RESULT = "bad_result"  # tricks outside 0..13, or contradicting the play
+    NOT_A_DEAL = "not_a_deal"  # fewer than 52 cards where a full deal is required (DD endgames)
+
+
+class RecordError(ValueError):
+    """Raised inside a parser or validator for one record; becomes a `Rejected`."""
+
+    def __init__(self, reason: Reason, message: str, field_name: str):
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+        self.field = field_name
+
+
+@dataclass
+class BoardRecord:
+    """What a source says about one board at one table. None means "not given"."""
+
+    source_file: str  # path below the input glob's literal prefix
+    source_format: str  # "pbn" | "lin" | "openspiel"
+    source_position: int  # ordinal of the record in its file, 0-based, rejected records included
+    source_line: int  # 1-based line where the record starts
+    raw_text: str = ""  # the record as read (kept for quarantine, not written to records)
+
+    owner: np.ndarray | None = None  # int8[52] seat per card, -1 where a hand is unknown ('-')
+    dealer: int | None = None
+    vulnerability: int | None = None
+    board: int | None = None
+    event: str | None = None
+    site: str | None = None
+    date: str | None = None
+    room: str | None = None  # "open"/"closed" for LIN qx o/c, PBN [Room]
+    scoring: str | None = None
+    players: list[str | None] | None = None  # N, E, S, W
+
+    auction: list[int] | None = None  # call indices from dealer; None = no auction given
+    alerts: list[bool] | None = None
+    explanations: list[str | None] | None = None
+
+    # The stated result (traveller line, PBN Contract/Declarer/Result, LIN rs), checked against
+    # the auction and play by validate; filled from the auction when only that is given.
+    contract_level: int | None = None  # 0 = passed out
+    contract_strain: int | None = None
+    contract_doubled: int | None = None
+    declarer: int | None = None
+    tricks: int | None = None  # tricks taken by declarer
+    claim: int | None = None  # tricks claimed by declarer (LIN mc)
+
+    play: list[int] | None = None  # cards in the order played
+    source_score: str | None = None  # the source's own score text, as given
+    dd_tricks: list[int | None] | None = None  # 20 cells, [declarer N,E,S,W][strain C,D,H,S,NT]
+    tags: dict[str, str] = field(default_factory=dict)  # other tags/fields, verbatim
+
+    def reject(self, reason: Reason, message: str, field_name: str) -> "Rejected":
+        return Rejected(
+            source_file=self.source_file,
+            source_format=self.source_format,
+            source_position=self.source_position,
+            source_line=self.source_line,
+            raw_text=self.raw_text,
+            reason=reason,
+            message=message,
+            field=field_name,
+        )
+
+
+@dataclass
+class Rejected:
+    """A record that could not be accepted, with where it is and why."""
+
+    source_file: str
+    source_format: str
+    source_position: int
+    source_line: int
+    raw_text: str
+    reason: Reason
+    message: str
+    field: str  # the tag / LIN key / token that is wrong ("Deal", "md", "auction[3]")
+
+    def __str__(self) -> str:
+        return (
+            f"{self.source_file}: record {self.source_position} (line {self.source_line}), "
+            f"field {self.field}: {self.reason.value}: {self.message}"
+        )

@@ -1,0 +1,1 @@
+"""Apache Beam jobs: ingest, DD labelling."""

@@ -1,0 +1,1 @@
+"""Models, trainers, search and evaluation."""
