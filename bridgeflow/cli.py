@@ -1,0 +1,42 @@
+"""`bridgeflow <verb> ...`: one entry point for every stage; each verb hands its arguments to the
+module that owns it (a Beam job's `run(argv)`, a trainer, ...)."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+
+# verb -> (module with run(argv), one-line help)
+VERBS = {
+    "synth": ("bridgeflow.dataset.synth", "generate the synthetic corpus (random deals, PBN/LIN)"),
+    "ingest": ("bridgeflow.pipelines.ingest", "parse PBN/LIN/OpenSpiel files into Parquet shards (Beam)"),
+    "ddlabel": ("bridgeflow.pipelines.ddlabel", "double-dummy tables and par for every distinct deal (Beam + DDS)"),
+    "catalog": ("bridgeflow.dataset.catalog", "build the DuckDB catalog (views + macros) over the shards"),
+}
+
+
+def usage() -> str:
+    lines = ["usage: bridgeflow <verb> [options]   (bridgeflow <verb> --help for each)", "", "verbs:"]
+    lines += [f"  {verb:<10} {text}" for verb, (_, text) in VERBS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        print(usage())
+        return 0
+    verb, rest = argv[0], argv[1:]
+    if verb not in VERBS:
+        print(f"bridgeflow: unknown verb {verb!r}\n\n{usage()}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logging.getLogger("apache_beam").setLevel(logging.WARNING)
+    module = importlib.import_module(VERBS[verb][0])
+    module.run(rest)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""The analysts' DuckDB catalog: views over the Parquet shards and bridge macros.
+
+    bridgeflow catalog --records data/ingest/records --quarantine data/ingest/quarantine \
+        --dd data/dd --out data/bridge.duckdb
+
+Views point at absolute paths, so the database opens from any working directory (rebuild it if
+the data moves). It is written in DuckDB's v1.5.0 storage format so that the `duckdb` CLI from
+PyPI (1.5.x) opens it as well as the Python package."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from pathlib import Path
+
+import duckdb
+
+LOG = logging.getLogger("bridgeflow.catalog")
+
+# Official IMP scale (Law 78B): the score differences at which each further IMP starts.
+IMP_THRESHOLDS = [20, 50, 90, 130, 170, 220, 270, 320, 370, 430, 500, 600, 750, 900, 1100, 1300, 1500,
+                  1750, 2000, 2250, 2500, 3000, 3500, 4000]
+
+MACROS = f"""
+-- cards are suit*13 + rank (suits C,D,H,S; rank 0 = '2' .. 12 = 'A'); owner[card+1] = seat N,E,S,W = 0..3
+CREATE OR REPLACE MACRO hcp(owner, seat) AS
+    list_sum(list_transform(range(52), lambda c: CASE WHEN owner[c + 1] = seat THEN greatest(c % 13 - 8, 0) ELSE 0 END));
+CREATE OR REPLACE MACRO suit_length(owner, seat, suit) AS
+    len(list_filter(range(suit * 13, suit * 13 + 13), lambda c: owner[c + 1] = seat));
+-- shape: lengths in S-H-D-C order, e.g. '5-3-3-2'; pattern: sorted, e.g. '5332'
+CREATE OR REPLACE MACRO shape(owner, seat) AS
+    concat_ws('-', suit_length(owner, seat, 3), suit_length(owner, seat, 2),
+                   suit_length(owner, seat, 1), suit_length(owner, seat, 0));
+CREATE OR REPLACE MACRO pattern(owner, seat) AS
+    array_to_string(list_reverse_sort([suit_length(owner, seat, 3), suit_length(owner, seat, 2),
+                                       suit_length(owner, seat, 1), suit_length(owner, seat, 0)]), '');
+CREATE OR REPLACE MACRO seat_name(seat) AS ['N', 'E', 'S', 'W'][seat + 1];
+CREATE OR REPLACE MACRO strain_name(strain) AS ['C', 'D', 'H', 'S', 'NT'][strain + 1];
+CREATE OR REPLACE MACRO call_name(call) AS
+    CASE WHEN call = 0 THEN 'P' WHEN call = 1 THEN 'X' WHEN call = 2 THEN 'XX'
+         ELSE ((call - 3) // 5 + 1)::VARCHAR || strain_name((call - 3) % 5) END;
+-- vul: none=0, NS=1, EW=2, both=3
+CREATE OR REPLACE MACRO is_vulnerable(vul, seat) AS vul = 3 OR (vul = 1 AND seat % 2 = 0) OR (vul = 2 AND seat % 2 = 1);
+-- DD tricks of a declarer in a strain: dd = int8[20] [declarer N,E,S,W][strain C,D,H,S,NT]
+CREATE OR REPLACE MACRO dd_tricks_for(dd, declarer, strain) AS dd[declarer * 5 + strain + 1];
+-- Duplicate score for the declaring side (Law 77); level 0 = passed out.
+CREATE OR REPLACE MACRO contract_score(level, strain, doubled, vulnerable, tricks) AS
+    CASE
+    WHEN level = 0 THEN 0
+    WHEN tricks >= level + 6 THEN
+        (CASE WHEN strain = 4 THEN 40 + 30 * (level - 1) WHEN strain >= 2 THEN 30 * level ELSE 20 * level END)
+            * (1 << doubled)
+        + CASE WHEN (CASE WHEN strain = 4 THEN 40 + 30 * (level - 1) WHEN strain >= 2 THEN 30 * level
+                          ELSE 20 * level END) * (1 << doubled) >= 100
+               THEN CASE WHEN vulnerable THEN 500 ELSE 300 END ELSE 50 END
+        + CASE WHEN level = 6 THEN CASE WHEN vulnerable THEN 750 ELSE 500 END
+               WHEN level = 7 THEN CASE WHEN vulnerable THEN 1500 ELSE 1000 END ELSE 0 END
+        + 50 * doubled
+        + (tricks - level - 6) * CASE WHEN doubled = 0 THEN CASE WHEN strain >= 2 THEN 30 ELSE 20 END
+                                      ELSE (CASE WHEN vulnerable THEN 200 ELSE 100 END) * doubled END
+    ELSE
+        -(CASE
+          WHEN doubled = 0 THEN (level + 6 - tricks) * CASE WHEN vulnerable THEN 100 ELSE 50 END
+          WHEN vulnerable THEN doubled * (200 + 300 * (level + 5 - tricks))
+          ELSE doubled * (100 + 200 * least(level + 5 - tricks, 2) + 300 * greatest(level + 3 - tricks, 0))
+          END)
+    END;
+-- North-South's score of a contract by `declarer`
+CREATE OR REPLACE MACRO score_ns(level, strain, doubled, declarer, vul, tricks) AS
+    CASE WHEN declarer % 2 = 0 THEN 1 ELSE -1 END
+        * contract_score(level, strain, doubled, is_vulnerable(vul, declarer), tricks);
+-- IMPs for a score difference (Law 78B), signed
+CREATE OR REPLACE MACRO imps(difference) AS
+    sign(difference) * len(list_filter({IMP_THRESHOLDS}, lambda t: t <= abs(difference)));
+"""
+
+
+def _glob(folder: Path) -> str:
+    return str(folder.resolve() / "*.parquet").replace("'", "''")
+
+
+def view_sql(records: Path, quarantine: Path, dd: Path | None) -> list[str]:
+    statements = [
+        f"CREATE OR REPLACE VIEW records AS SELECT * FROM read_parquet('{_glob(records)}')",
+        f"CREATE OR REPLACE VIEW quarantine AS SELECT * FROM read_parquet('{_glob(quarantine)}')",
+        # one row per distinct complete deal, with how often and where it was played
+        """CREATE OR REPLACE VIEW deals AS
+           SELECT deal_id, any_value(owner) AS owner, any_value(deal) AS deal, any_value(hcp) AS hcp,
+                  count(*) AS tables, count(DISTINCT source_file) AS files
+           FROM records WHERE deal_id IS NOT NULL GROUP BY deal_id""",
+    ]
+    if dd is not None:
+        statements += [
+            f"CREATE OR REPLACE VIEW dd AS SELECT * FROM read_parquet('{_glob(dd)}')",
+            # the contract each table played next to what double dummy says of it, and par
+            """CREATE OR REPLACE VIEW contract_vs_dd AS
+               SELECT r.record_id, r.deal_id, r.board, r.dealer, r.vulnerability, r.source_file,
+                      r.contract, r.contract_level, r.contract_strain, r.contract_doubled, r.declarer,
+                      r.tricks, r.score_ns,
+                      dd_tricks_for(d.dd_tricks, r.declarer, r.contract_strain) AS dd_tricks,
+                      score_ns(r.contract_level, r.contract_strain, r.contract_doubled, r.declarer,
+                               r.vulnerability, dd_tricks_for(d.dd_tricks, r.declarer, r.contract_strain)) AS dd_score_ns,
+                      d.par_score[r.dealer * 4 + r.vulnerability + 1] AS par_score_ns,
+                      d.par_contracts[r.dealer * 4 + r.vulnerability + 1] AS par_contracts
+               FROM records r JOIN dd d USING (deal_id)
+               WHERE r.contract_level IS NOT NULL""",
+        ]
+    return statements
+
+
+def build(out: Path, records: Path, quarantine: Path, dd: Path | None) -> None:
+    """Write the catalog to a temporary file, then rename it over `out`."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    temporary = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    temporary.unlink(missing_ok=True)
+    connection = duckdb.connect(str(temporary), config={"storage_compatibility_version": "v1.5.0"})
+    try:
+        connection.execute(MACROS)
+        for statement in view_sql(records, quarantine, dd):
+            connection.execute(statement)
+        counts = connection.execute("SELECT (SELECT count(*) FROM records), (SELECT count(*) FROM quarantine)").fetchone()
+    finally:
+        connection.close()
+    os.replace(temporary, out)
+    LOG.info("catalog %s: %d records, %d quarantined", out, *counts)
+
+
+def run(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="bridgeflow catalog", description="Build the DuckDB catalog.")
+    parser.add_argument("--records", type=Path, required=True)
+    parser.add_argument("--quarantine", type=Path, required=True)
+    parser.add_argument("--dd", type=Path, help="DD labels folder (adds the dd and contract_vs_dd views)")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    build(args.out, args.records, args.quarantine, args.dd)

@@ -1,0 +1,179 @@
+"""The Arrow schemas of every table bridgeflow writes, in one place, and the conversion of an
+accepted `BoardRecord` into a records row (derived columns included).
+
+Layouts follow DESIGN.md: owner int8[52] (seat per card, -1 unknown), dd_tricks int8[20] =
+[declarer N,E,S,W][strain C,D,H,S,NT] flattened declarer-major."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pyarrow as pa
+
+from .auction import replay
+from .encodings import CARD_HCP, deal_id, deal_to_pbn
+from .record import BoardRecord, Rejected
+
+OWNER = pa.list_(pa.int8(), 52)
+DD_TABLE = pa.list_(pa.int8(), 20)
+
+RECORDS = pa.schema(
+    [
+        pa.field("record_id", pa.uint64(), nullable=False),
+        pa.field("deal_id", pa.uint64()),  # null only when a hand is unknown
+        pa.field("owner", OWNER),  # null when the record has no deal at all
+        pa.field("deal", pa.string()),  # PBN "N:K843.Q92.A75.J64 ..." ('-' = unknown hand)
+        pa.field("dealer", pa.int8()),
+        pa.field("vulnerability", pa.int8()),
+        pa.field("board", pa.int32()),
+        pa.field("event", pa.string()),
+        pa.field("site", pa.string()),
+        pa.field("date", pa.string()),  # as written: "2014.07.??" is legal PBN
+        pa.field("room", pa.string()),
+        pa.field("scoring", pa.string()),
+        pa.field("players", pa.list_(pa.string(), 4)),  # N, E, S, W
+        # precomputed for analysts' filters
+        pa.field("hcp", pa.list_(pa.int8(), 4)),  # per seat N,E,S,W
+        pa.field("suit_lengths", pa.list_(pa.int8(), 16)),  # [seat][suit C,D,H,S]
+        # the auction
+        pa.field("auction", pa.list_(pa.int8())),  # call indices from dealer; null = none given
+        pa.field("alerts", pa.list_(pa.bool_())),
+        pa.field("explanations", pa.list_(pa.string())),
+        pa.field("auction_complete", pa.bool_()),
+        # the contract and result
+        pa.field("contract", pa.string()),  # "4HX", "Pass" for passed out
+        pa.field("contract_level", pa.int8()),  # 0 = passed out
+        pa.field("contract_strain", pa.int8()),
+        pa.field("contract_doubled", pa.int8()),
+        pa.field("declarer", pa.int8()),
+        pa.field("tricks", pa.int8()),  # declarer's tricks
+        pa.field("claim", pa.int8()),
+        pa.field("play", pa.list_(pa.int8())),  # cards in the order played
+        pa.field("score_ns", pa.int32()),  # duplicate score, NS viewpoint, from contract+tricks+vul
+        pa.field("source_score", pa.string()),
+        pa.field("dd_tricks", pa.list_(pa.int8())),  # 20 cells or null; cells null where unknown
+        pa.field("tags", pa.map_(pa.string(), pa.string())),
+        # provenance
+        pa.field("source_file", pa.string(), nullable=False),
+        pa.field("source_format", pa.string(), nullable=False),
+        pa.field("source_position", pa.int32(), nullable=False),
+        pa.field("source_line", pa.int32(), nullable=False),
+    ]
+)
+
+QUARANTINE = pa.schema(
+    [
+        pa.field("record_id", pa.uint64(), nullable=False),
+        pa.field("source_file", pa.string(), nullable=False),
+        pa.field("source_format", pa.string(), nullable=False),
+        pa.field("source_position", pa.int32(), nullable=False),
+        pa.field("source_line", pa.int32(), nullable=False),
+        pa.field("reason", pa.string(), nullable=False),
+        pa.field("field", pa.string(), nullable=False),
+        pa.field("message", pa.string(), nullable=False),
+        pa.field("raw_text", pa.string(), nullable=False),
+    ]
+)
+
+
+def record_id(input_prefix: str, source_file: str, position: int) -> int:
+    """Stable id of a record: hash of (input glob's literal prefix, path below it, ordinal)."""
+    key = f"{input_prefix}\x00{source_file}\x00{position}".encode()
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little")
+
+
+def records_row(record: BoardRecord, record_id_value: int) -> dict:
+    """An accepted (validated) record -> a dict matching RECORDS."""
+    from .scoring import score_ns  # scoring imports encodings only; kept local to avoid a cycle
+
+    owner = record.owner
+    complete = owner is not None and bool((owner >= 0).all())
+    hcp = suit_lengths = None
+    if owner is not None:
+        hcp = [int(CARD_HCP[owner == seat].sum()) for seat in range(4)]
+        grid = owner.reshape(4, 13)
+        suit_lengths = [int((grid[suit] == seat).sum()) for seat in range(4) for suit in range(4)]
+    auction_complete = None
+    if record.auction is not None and record.dealer is not None:
+        auction_complete = replay(record.dealer, record.auction).finished
+    contract = None
+    if record.contract_level == 0:
+        contract = "Pass"
+    elif record.contract_level is not None and record.contract_strain is not None:
+        contract = f"{record.contract_level}{('C', 'D', 'H', 'S', 'NT')[record.contract_strain]}"
+        contract += ("", "X", "XX")[record.contract_doubled or 0]
+    score = None
+    if record.contract_level == 0:
+        score = 0
+    elif None not in (record.contract_level, record.contract_strain, record.declarer, record.tricks, record.vulnerability):
+        score = score_ns(
+            record.contract_level, record.contract_strain, record.contract_doubled or 0,
+            record.declarer, record.vulnerability, record.tricks,
+        )
+    return {
+        "record_id": record_id_value,
+        "deal_id": deal_id(owner) if complete else None,
+        "owner": owner.tolist() if owner is not None else None,
+        "deal": deal_to_pbn(owner) if owner is not None else None,
+        "dealer": record.dealer,
+        "vulnerability": record.vulnerability,
+        "board": record.board,
+        "event": record.event,
+        "site": record.site,
+        "date": record.date,
+        "room": record.room,
+        "scoring": record.scoring,
+        "players": record.players,
+        "hcp": hcp,
+        "suit_lengths": suit_lengths,
+        "auction": record.auction,
+        "alerts": record.alerts,
+        "explanations": record.explanations,
+        "auction_complete": auction_complete,
+        "contract": contract,
+        "contract_level": record.contract_level,
+        "contract_strain": record.contract_strain,
+        "contract_doubled": record.contract_doubled,
+        "declarer": record.declarer,
+        "tricks": record.tricks,
+        "claim": record.claim,
+        "play": record.play,
+        "score_ns": score,
+        "source_score": record.source_score,
+        "dd_tricks": record.dd_tricks,
+        "tags": list(record.tags.items()) if record.tags else None,
+        "source_file": record.source_file,
+        "source_format": record.source_format,
+        "source_position": record.source_position,
+        "source_line": record.source_line,
+    }
+
+
+def quarantine_row(rejected: Rejected, record_id_value: int) -> dict:
+    return {
+        "record_id": record_id_value,
+        "source_file": rejected.source_file,
+        "source_format": rejected.source_format,
+        "source_position": rejected.source_position,
+        "source_line": rejected.source_line,
+        "reason": rejected.reason.value,
+        "field": rejected.field,
+        "message": rejected.message,
+        "raw_text": rejected.raw_text,
+    }
+
+
+# The DD store: one row per distinct deal_id (written by the ddlabel stage).
+DD_LABELS = pa.schema(
+    [
+        pa.field("deal_id", pa.uint64(), nullable=False),
+        pa.field("owner", OWNER, nullable=False),
+        pa.field("dd_tricks", DD_TABLE, nullable=False),  # [declarer N,E,S,W][strain C,D,H,S,NT]
+        pa.field("par_score", pa.list_(pa.int32(), 16)),  # NS viewpoint, index dealer*4 + vul
+        pa.field("par_contracts", pa.list_(pa.string(), 16)),  # e.g. "4S-N,4S-S"
+        pa.field("solver", pa.string(), nullable=False),  # "dds" | "nn-dda" (estimated)
+        pa.field("solver_version", pa.string(), nullable=False),
+    ]
+)
+
+__all__ = ["RECORDS", "QUARANTINE", "DD_LABELS", "records_row", "quarantine_row", "record_id"]
