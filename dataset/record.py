@@ -25,7 +25,7 @@ class Reason(str, Enum):
     WRONG_HAND_SIZE = "wrong_hand_size"  # a hand that is not 13 cards
     ILLEGAL_CALL = "illegal_call"  # an insufficient bid, a double of partner, a call after the end
     CONTRACT_MISMATCH = "contract_mismatch"  # stated contract/declarer differ from the auction's
-    BAD_PLAY = "bad_play"  # a card not in the player's hand, played twice, or a revoke
+    BAD_PLAY = "bad_play"  # a card played by the wrong seat or twice (a revoke is real play: kept)
     BAD_RESULT = "bad_result"  # tricks outside 0..13, or contradicting the play
     NOT_A_DEAL = "not_a_deal"  # fewer than 52 cards where a full deal is required (DD endgames)
 

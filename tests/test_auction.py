@@ -1,0 +1,74 @@
+"""Auction legality and the contract an auction reaches."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from bridgeflow.dataset.auction import IllegalCall, replay
+from bridgeflow.dataset.encodings import parse_call
+
+
+def calls(text: str) -> list[int]:
+    return [parse_call(c) for c in text.split()]
+
+
+def test_simple_contract_and_declarer_is_first_to_name_the_strain():
+    # N opens 1H, S raises to 4H: declarer is N (first of the side to name hearts)
+    state = replay(0, calls("1H P 2H P 4H P P P"))
+    assert state.finished
+    contract = state.contract()
+    assert (contract.level, contract.strain, contract.doubled, contract.declarer) == (4, 2, 0, 0)
+    assert str(contract) == "4H"
+
+
+def test_doubled_and_redoubled():
+    state = replay(1, calls("1S X XX P P P"))  # E opens, S doubles, W redoubles
+    contract = state.contract()
+    assert (contract.level, contract.strain, contract.doubled, contract.declarer) == (1, 3, 2, 1)
+    assert str(contract) == "1SXX"
+
+
+def test_passed_out_and_unfinished():
+    assert replay(2, calls("P P P P")).finished
+    assert replay(2, calls("P P P P")).contract() is None
+    assert not replay(2, calls("P P P")).finished
+    assert not replay(0, calls("1C P P")).finished
+
+
+@pytest.mark.parametrize(
+    "auction, message",
+    [
+        ("1H 1D", "not higher"),
+        ("1H P X", "double only"),  # doubling partner
+        ("X", "double only"),
+        ("1H X P XX", "redouble only"),  # redoubling an opponent's double of own... by the doubler's partner
+        ("1H P P P P", "already ended"),
+        ("1H X X", "double only"),
+    ],
+)
+def test_illegal_calls_are_named(auction, message):
+    with pytest.raises(IllegalCall, match=message):
+        replay(0, calls(auction))
+
+
+def test_legal_mask_after_opponent_bid():
+    state = replay(0, calls("1NT"))
+    mask = state.legal_mask()
+    assert mask[0] and mask[1] and not mask[2]  # pass, double; no redouble
+    assert not mask[parse_call("1S")] and mask[parse_call("2C")]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 3), st.lists(st.integers(0, 37), max_size=60))
+def test_replaying_legal_calls_always_terminates_with_consistent_mask(dealer, choices):
+    state = replay(dealer, [])
+    for choice in choices:
+        if state.finished:
+            break
+        legal = state.legal_mask().nonzero()[0]
+        state.add(int(legal[choice % len(legal)]))
+    if state.finished:
+        assert not state.legal_mask().any()
+    else:
+        assert state.legal_mask()[0]

@@ -1,0 +1,79 @@
+"""DESIGN.md encodings: cards, calls, seats, vulnerability, deal identity, splits."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bridgeflow.dataset import encodings as enc
+
+
+def test_card_encoding_reads_as_a_4x13_grid():
+    assert enc.parse_card("C2") == 0
+    assert enc.parse_card("CA") == 12
+    assert enc.parse_card("D2") == 13
+    assert enc.parse_card("SA") == 51
+    assert enc.parse_card("h10") == enc.parse_card("HT") == 2 * 13 + 8
+    assert [enc.card_name(c) for c in (0, 12, 13, 51)] == ["C2", "CA", "D2", "SA"]
+    with pytest.raises(ValueError):
+        enc.parse_card("SZ")
+
+
+def test_call_encoding_matches_design():
+    assert [enc.parse_call(c) for c in ("Pass", "X", "XX", "1C", "1NT", "7NT", "3n", "d", "r")] == [
+        0, 1, 2, 3, 7, 37, 17, 1, 2]
+    assert enc.NUM_CALLS == 38
+    assert [enc.call_name(c) for c in (0, 1, 2, 3, 7, 37)] == ["P", "X", "XX", "1C", "1NT", "7NT"]
+    for call in range(3, 38):
+        assert enc.bid_index(enc.bid_level(call), enc.bid_strain(call)) == call
+
+
+def test_pbn_hands_round_trip_and_voids():
+    cards = enc.parse_pbn_hand("K843.Q92.A75.J64")
+    assert len(cards) == 13
+    assert enc.hand_to_pbn(cards) == "K843.Q92.A75.J64"
+    void = enc.parse_pbn_hand("AKQJT98765432...")
+    assert enc.hand_to_pbn(void) == "AKQJT98765432..."
+    with pytest.raises(ValueError):
+        enc.parse_pbn_hand("AK.QJ.T9")
+
+
+def test_deal_id_is_blake2b_of_owner_bytes_and_ignores_hand_card_order():
+    import hashlib
+
+    owner = np.repeat(np.arange(4, dtype=np.int8), 13)
+    expected = int.from_bytes(hashlib.blake2b(owner.tobytes(), digest_size=8).digest(), "little")
+    assert enc.deal_id(owner) == expected
+    hands = enc.hands_from_owner(owner)
+    shuffled = [list(reversed(h)) for h in hands]
+    assert enc.deal_id(enc.owner_from_hands(shuffled)) == expected
+    rotated = (owner + 1) % 4
+    assert enc.deal_id(rotated) != expected
+
+
+def test_deal_to_pbn_marks_unknown_hands():
+    owner = np.repeat(np.arange(4, dtype=np.int8), 13)
+    owner[owner == 3] = -1
+    text = enc.deal_to_pbn(owner)
+    assert text.startswith("N:") and text.endswith(" -")
+    assert text.split()[0] == "N:...AKQJT98765432"  # N holds all clubs: spades, hearts, diamonds void
+    assert text.split()[1] == "..AKQJT98765432."  # E all diamonds
+
+
+def test_duplicate_rotation():
+    assert [enc.duplicate_dealer(b) for b in (1, 2, 3, 4, 5)] == [0, 1, 2, 3, 0]
+    # boards 1-4: None, NS, EW, Both; 5: NS; 16: EW; 17 repeats board 1
+    assert [enc.duplicate_vulnerability(b) for b in (1, 2, 3, 4, 5, 16, 17)] == [0, 1, 2, 3, 1, 2, 0]
+    assert enc.is_vulnerable(enc.VUL_NS, enc.S) and not enc.is_vulnerable(enc.VUL_NS, enc.E)
+
+
+def test_hcp_and_lengths():
+    owner = np.repeat(np.arange(4, dtype=np.int8), 13)  # N all clubs, E diamonds, S hearts, W spades
+    assert enc.hcp_by_seat(owner).tolist() == [10, 10, 10, 10]
+    assert enc.suit_lengths(owner)[0].tolist() == [13, 0, 0, 0]
+
+
+def test_splits_are_by_deal_id_bucket():
+    assert enc.split_of(1279) == "train"
+    assert enc.split_of(85) == "valid"
+    assert enc.split_of(199) == "test"
