@@ -14,8 +14,10 @@ from .auction import replay
 from .encodings import CARD_HCP, deal_id, deal_to_pbn
 from .record import BoardRecord, Rejected
 
-OWNER = pa.list_(pa.int8(), 52)
-DD_TABLE = pa.list_(pa.int8(), 20)
+# Fixed lengths (52, 20, 4, 16) are documented, not typed: Parquet has no fixed-size list, and a
+# null fixed-size list does not read back.
+OWNER = pa.list_(pa.int8())  # 52
+DD_TABLE = pa.list_(pa.int8())  # 20
 
 RECORDS = pa.schema(
     [
@@ -31,10 +33,10 @@ RECORDS = pa.schema(
         pa.field("date", pa.string()),  # as written: "2014.07.??" is legal PBN
         pa.field("room", pa.string()),
         pa.field("scoring", pa.string()),
-        pa.field("players", pa.list_(pa.string(), 4)),  # N, E, S, W
+        pa.field("players", pa.list_(pa.string())),  # 4: N, E, S, W
         # precomputed for analysts' filters
-        pa.field("hcp", pa.list_(pa.int8(), 4)),  # per seat N,E,S,W
-        pa.field("suit_lengths", pa.list_(pa.int8(), 16)),  # [seat][suit C,D,H,S]
+        pa.field("hcp", pa.list_(pa.int8())),  # 4: per seat N,E,S,W
+        pa.field("suit_lengths", pa.list_(pa.int8())),  # 16: [seat][suit C,D,H,S]
         # the auction
         pa.field("auction", pa.list_(pa.int8())),  # call indices from dealer; null = none given
         pa.field("alerts", pa.list_(pa.bool_())),
@@ -169,11 +171,36 @@ DD_LABELS = pa.schema(
         pa.field("deal_id", pa.uint64(), nullable=False),
         pa.field("owner", OWNER, nullable=False),
         pa.field("dd_tricks", DD_TABLE, nullable=False),  # [declarer N,E,S,W][strain C,D,H,S,NT]
-        pa.field("par_score", pa.list_(pa.int32(), 16)),  # NS viewpoint, index dealer*4 + vul
-        pa.field("par_contracts", pa.list_(pa.string(), 16)),  # e.g. "4S-N,4S-S"
+        pa.field("par_score", pa.list_(pa.int32())),  # 16, NS viewpoint, index dealer*4 + vul
+        pa.field("par_contracts", pa.list_(pa.string())),  # 16, e.g. "4S-N,4S-S"
         pa.field("solver", pa.string(), nullable=False),  # "dds" | "nn-dda" (estimated)
         pa.field("solver_version", pa.string(), nullable=False),
     ]
 )
 
-__all__ = ["RECORDS", "QUARANTINE", "DD_LABELS", "records_row", "quarantine_row", "record_id"]
+# Deals the ddlabel stage could not label (not a full deal, DDS rejected it or died on it).
+DD_QUARANTINE = pa.schema(
+    [
+        pa.field("deal_id", pa.uint64(), nullable=False),
+        pa.field("owner", pa.list_(pa.int8())),  # as the records give it (may be malformed)
+        pa.field("reason", pa.string(), nullable=False),  # record.Reason value, solver_error, solver_crashed
+        pa.field("message", pa.string(), nullable=False),
+        pa.field("records", pa.int32(), nullable=False),  # how many records hold this deal
+    ]
+)
+
+# Records whose source DD table disagrees with the solver's (one row per record).
+DD_MISMATCHES = pa.schema(
+    [
+        pa.field("record_id", pa.uint64(), nullable=False),
+        pa.field("deal_id", pa.uint64(), nullable=False),
+        pa.field("cells", pa.list_(pa.int8()), nullable=False),  # differing cells, declarer * 5 + strain
+        pa.field("given", DD_TABLE, nullable=False),  # the source's table (null = unknown)
+        pa.field("dd_tricks", DD_TABLE, nullable=False),  # the solver's
+    ]
+)
+
+__all__ = [
+    "RECORDS", "QUARANTINE", "DD_LABELS", "DD_QUARANTINE", "DD_MISMATCHES",
+    "records_row", "quarantine_row", "record_id",
+]
