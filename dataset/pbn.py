@@ -1,0 +1,872 @@
+"""PBN (Portable Bridge Notation 1.0-2.1) reader and writer.
+
+`parse_pbn` turns the bytes of one file into one `BoardRecord` or `Rejected` per game, in file
+order, and never raises for bad input: a bad game is quarantined and the next one is read.
+`format_pbn` writes one record as a game that `parse_pbn` reads back to an equal record.
+
+The reader only reads syntax and what each tag says; `validate.check` applies the bridge rules
+(legal auction, contract matches auction, play possible) afterwards.
+
+Decisions where the standard is silent or real files disagree with it:
+
+* Games are separated by empty lines (whitespace-only counts). An empty line inside a `{...}`
+  comment does not end the game, unless it is followed (after more empty or `%` lines) by a line
+  starting with `[`: then the comment is taken as unterminated (the game is rejected) so that
+  one missing `}` cannot swallow the following games.
+* A chunk holding only comments and `%` lines is not a game. Text before the first tag is a
+  syntax error (the chunk is one rejected game). Comments do not nest; a stray `}` (left by a
+  nested `{...}` in commentary, as BFC writes) is ignored.
+* Never merge two games: an `[Event]` or `[Board]` tag that repeats after the game already has
+  its `[Deal]` starts a new game even without an empty line. Any other repeated tag keeps its
+  first value (BBA writes `[Room "Open"]` and `[Room "IMP"]` in every game).
+* Tag copying: `"#"` takes the tag's value in the latest game that had it (not allowed for
+  Dealer, Vulnerable, Deal, Declarer, Contract, Result, Auction, Play, as the PBN verifier
+  reports); `"##value"` gives `value` to this game and to every following game that omits the
+  tag, until the tag is given again (`"##"` alone shares the latest value).
+* A game with neither `[Deal]` nor `[Board]` right after an accepted game with a deal is another
+  table's result on that board (rpbridge.net style): it inherits the board tags in `_BOARD_TAGS`.
+* Empty and `"?"` values of interpreted tags mean "not given". Text tags keep `"?"` verbatim.
+* Encoding: UTF-8 for the whole file when it decodes, else per game UTF-8, cp1250, latin-1.
+  A game with control characters (NUL, other C0 codes except tab/CR/LF/FF) is UNDECODABLE_BYTES.
+* Auction: the tag value is the seat of the first column; leading `-` pad up to the dealer. The
+  first caller is the dealer: a conflicting [Dealer] is rejected, a missing one is inferred.
+  `AP` adds the passes that end the auction; `+` and `*` end the section. `!` (alone or as a
+  suffix) and `$n` NAGs mark an alert; `=n=` attaches `[Note "n:text"]` as the explanation;
+  other suffixes (`?`, `!!`, `?!` ...) and irregularity marks (`^I`, `^S`) are ignored.
+* Declarer `"^X"` (an irregularity: X played the contract its partner won in the auction)
+  records the auction's declarer, partner of X. Result `"^n"` is n tricks.
+* Play: the table is read by columns from the [Play] seat. With a known trump (the contract,
+  or the auction's contract when [Contract] is absent) it is put in played order: each trick
+  from its leader, the winner leading next. `-` and `+` are unplayed cards: play stops at the
+  first one in played order, so cards after it (which have no place in the order) are dropped.
+  With no known trump the cards are kept in column order.
+* Notes after a [Play] section annotate cards and are ignored.
+* DD tables: `[DoubleDummyTricks]` (20 hex digits, declarer N,S,E,W, strains NT,S,H,D,C) and
+  `[OptimumResultTable]` rows (any subset, e.g. BBA's single row) fill `dd_tricks`; a table
+  that cannot be read, or two that disagree, reject the game.
+* An end position (every known hand with the same number of cards, under 13) is NOT_A_DEAL.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from .auction import IllegalCall, replay
+from .encodings import (
+    PASS,
+    RANKS,
+    SEATS,
+    STRAINS,
+    VUL_NAMES,
+    call_name,
+    parse_call,
+    parse_card,
+    parse_pbn_hand,
+    partner,
+)
+from .record import BoardRecord, Reason, RecordError, Rejected
+from .validate import owner_from_hands
+
+__all__ = ["parse_pbn", "format_pbn"]
+
+# ---------------------------------------------------------------- lexical structure
+
+# Empty lines between games.
+_GAME_BREAK = re.compile(r"\n(?:[ \t\r\f\v]*\n)+")
+# Constructs that can hide an empty line or a brace: a game break is an empty line outside them.
+_BREAK_SCAN = re.compile(
+    r"""
+      "[^"\\\n]*(?:\\.[^"\\\n]*)*"?
+    | ;[^\n]*
+    | (?<![^\n])%[^\n]*
+    | \{(?:[^}\n]+|\n(?![ \t\r\f\v]*\n(?:[ \t\r\f\v]*\n|%[^\n]*\n)*[ \t]*\[))*\}?
+    | (?P<brk>\n(?:[ \t\r\f\v]*\n)+)
+    """,
+    re.X,
+)
+_TOKEN = re.compile(
+    r"""
+    \s*
+    (?:
+        (?P<tag>\[\s*(?P<name>[A-Za-z0-9_]+)\s*"(?P<value>[^"\\\n]*(?:\\.[^"\\\n]*)*)"\s*\])
+      | (?P<escape>(?<![^\n])%[^\n]*)
+      | (?P<comment>\{[^}]*\}|;[^\n]*|\})
+      | (?P<words>[^\s{};\[\]"]+(?:\s+[^\s{};\[\]"%][^\s{};\[\]"]*)*)
+      | (?P<string>"[^"\\\n]*(?:\\.[^"\\\n]*)*")
+      | (?P<error>\[[^\]\n]*\]?|\{[^}]*|"[^\n]*|\S)
+    )
+    """,
+    re.X,
+)
+_ERROR_TAG_NAME = re.compile(r"\[\s*([A-Za-z0-9_]*)")
+_UNESCAPE = re.compile(r"\\([\\\"])")
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+# Pieces of a section word: note ref, NAG, suffix annotation, irregularity, call/card, stray char.
+_PIECE = re.compile(r"=([^=]*)=|\$(\w*)|([!?]+)|\^(\w?)|([^=!?$^]+)|(.)")
+
+# ---------------------------------------------------------------- tag domains
+
+_NOT_COPYABLE = frozenset({"Dealer", "Vulnerable", "Deal", "Declarer", "Contract", "Result", "Auction", "Play"})
+_BOARD_TAGS = ("Event", "Site", "Date", "Stage", "Round", "HomeTeam", "VisitTeam", "Board", "Dealer",
+               "Vulnerable", "Deal", "Scoring")
+_PLAYER_TAGS = ("North", "East", "South", "West")
+_INTERPRETED = frozenset({
+    "Event", "Site", "Date", "Board", "Room", "Scoring", *_PLAYER_TAGS, "Dealer", "Vulnerable", "Deal",
+    "Declarer", "Contract", "Result", "Score", "Auction", "Play", "Note", "OptimumResultTable",
+    "DoubleDummyTricks",
+})
+_UNKNOWN_TEXT = ("", "?")
+_VULNERABILITY = {"none": 0, "love": 0, "-": 0, "ns": 1, "ew": 2, "all": 3, "both": 3}
+_STRAIN_OF = {"C": 0, "D": 1, "H": 2, "S": 3, "N": 4, "NT": 4}
+_CONTRACT = re.compile(r"([1-7])(NT|[CDHSN])(X{0,2})", re.I)
+_RESULT_BY_SIDE = re.compile(r"(NS|EW)\s+(\d+)(?:\s+(NS|EW)\s+(\d+))?", re.I)
+# DoubleDummyTricks digit order: declarer N,S,E,W; strains NT,S,H,D,C within each.
+_DDT_CELLS = tuple(seat * 5 + strain for seat in (0, 2, 1, 3) for strain in (4, 3, 2, 1, 0))
+_DD_COLUMNS = {"declarer": "declarer", "denomination": "strain", "suit": "strain", "strain": "strain",
+               "denom": "strain", "result": "tricks", "tricks": "tricks"}
+
+_call_cache: dict[str, int] = {}
+_holding_cache: dict[tuple[int, str], list[int]] = {}  # (position in S.H.D.C, holding) -> cards
+_card_cache: dict[str, int] = {}
+
+
+# ---------------------------------------------------------------- reading
+
+def parse_pbn(data: bytes, source_file: str) -> Iterator[BoardRecord | Rejected]:
+    """One BoardRecord or Rejected per game, in file order; never raises for bad input."""
+    text, per_game_decoding = _decode_file(data)
+    carried = _CarriedTags()
+    position = 0
+    for chunk, chunk_line in _chunks(text):
+        if per_game_decoding:
+            chunk = _decode_game(chunk.encode("latin-1"))
+        if _CONTROL.search(chunk):
+            start = len(chunk) - len(chunk.lstrip())
+            yield Rejected(source_file, "pbn", position, chunk_line + chunk.count("\n", 0, start), chunk.strip(),
+                           Reason.UNDECODABLE_BYTES, "control characters (binary data) in the text", "game")
+            position += 1
+            continue
+        for game in _games(chunk):
+            record = BoardRecord(
+                source_file=source_file,
+                source_format="pbn",
+                source_position=position,
+                source_line=chunk_line + chunk.count("\n", 0, game.start),
+                raw_text=chunk[game.start:game.end].rstrip(),
+            )
+            yield _read_game(record, game, carried)
+            position += 1
+
+
+def _decode_file(data: bytes) -> tuple[str, bool]:
+    """The file as text; True when it is not UTF-8 and each game must be decoded on its own."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    data = data.rstrip(b"\x1a")  # DOS end-of-file mark
+    try:
+        return data.decode("utf-8"), False
+    except UnicodeDecodeError:
+        # latin-1 maps bytes 1:1 and the structure is ASCII, so games split the same way.
+        return data.decode("latin-1"), True
+
+
+def _decode_game(raw: bytes) -> str:
+    for encoding in ("utf-8", "cp1250"):
+        try:
+            return raw.decode(encoding)
+        except UnicodeDecodeError:
+            pass
+    return raw.decode("latin-1")
+
+
+def _chunks(text: str) -> Iterator[tuple[str, int]]:
+    """Blank-line separated chunks that hold something, with their 1-based first line."""
+    if "{" in text:
+        breaks = (m.span() for m in _BREAK_SCAN.finditer(text) if m.lastgroup == "brk")
+    else:
+        breaks = (m.span() for m in _GAME_BREAK.finditer(text))
+    start, line = 0, 1
+    for break_start, break_end in breaks:
+        if text[start:break_start].strip():
+            yield text[start:break_start], line
+        line += text.count("\n", start, break_end)
+        start = break_end
+    if text[start:].strip():
+        yield text[start:], line
+
+
+class _Tag:
+    """One tag pair and the section words after it (the section runs up to the next tag)."""
+
+    __slots__ = ("name", "value", "words", "end", "section_end")
+
+    def __init__(self, name: str, value: str, end: int, section_end: int):
+        self.name, self.value, self.end, self.section_end = name, value, end, section_end
+        self.words: list[str] = []
+
+    def section_text(self, chunk: str) -> str:
+        return chunk[self.end:self.section_end].strip().replace("\r\n", "\n")
+
+
+class _Game:
+    """The tokens of one game inside a chunk."""
+
+    __slots__ = ("chunk", "start", "end", "tags", "notes", "error")
+
+    def __init__(self, chunk: str, start: int):
+        self.chunk, self.start, self.end = chunk, start, len(chunk)
+        self.tags: dict[str, _Tag] = {}
+        self.notes: list[tuple[str, bool]] = []  # (value, after a Play section)
+        self.error: RecordError | None = None
+
+    def fail(self, reason: Reason, message: str, field_name: str) -> None:
+        if self.error is None:
+            self.error = RecordError(reason, message, field_name)
+
+
+def _games(chunk: str) -> Iterator[_Game]:
+    """Tokenize a chunk into games: usually one, more when a game lacks its empty line."""
+    game: _Game | None = None
+    current: _Tag | None = None
+    comment_start: int | None = None  # a comment before the first tag belongs to the game
+    for match in _TOKEN.finditer(chunk):
+        kind = match.lastgroup
+        if kind == "escape":
+            continue
+        if game is None:
+            if kind == "comment":
+                comment_start = match.start(kind) if comment_start is None else comment_start
+                continue
+            game = _Game(chunk, match.start(kind) if comment_start is None else comment_start)
+        if kind == "tag":
+            name, value = match.group("name", "value")
+            tag_start = match.start(kind)
+            if current is not None:
+                current.section_end = tag_start
+            if name in ("Event", "Board") and name in game.tags and "Deal" in game.tags:
+                game.end = tag_start
+                yield game
+                game = _Game(chunk, tag_start)
+            if "\\" in value:
+                value = _UNESCAPE.sub(r"\1", value)
+            current = _Tag(name, value, match.end(), game.end)
+            if name == "Note":
+                game.notes.append((value, "Play" in game.tags))
+            elif name not in game.tags:
+                game.tags[name] = current
+        elif kind == "words" or kind == "string":
+            words = match.group(kind)
+            if current is None:
+                game.fail(Reason.SYNTAX, f"text {words.split()[0]!r} before the first tag", "game")
+            elif kind == "words":
+                current.words.extend(words.split())
+            else:
+                current.words.append(words)
+        elif kind == "error":
+            token = match.group(kind)
+            if token.startswith("["):
+                field_name = _ERROR_TAG_NAME.match(token).group(1) or "tag"
+                message = f"malformed tag {token.strip()!r} (expected [Name \"value\"])"
+            else:
+                field_name = current.name if current is not None else "game"
+                if token.startswith("{"):
+                    message = "unterminated comment"
+                elif token.startswith('"'):
+                    message = "unterminated string"
+                else:
+                    message = f"unexpected {token!r}"
+                message += f" on line {chunk.count(chr(10), game.start, match.start(kind)) + 1} of the game"
+            game.fail(Reason.SYNTAX, message, field_name)
+    if game is not None:
+        yield game
+
+
+class _CarriedTags:
+    """Tag values that flow from one game to the next: '#' copies, '##' sharing, board inheritance."""
+
+    def __init__(self) -> None:
+        self.board: dict[str, str] = {}  # board tags of the previous game, if it read a deal
+        self.latest: dict[str, str] = {}  # each tag's value in the latest game that had it
+        self.shared: dict[str, str] = {}  # '##' values given to games that omit the tag
+
+    def resolve(self, game: _Game) -> dict[str, str]:
+        """This game's tag values after copying; records a copying error on the game."""
+        values: dict[str, str] = {}
+        for name, tag in game.tags.items():
+            value = tag.value
+            if value == "#":
+                if name in _NOT_COPYABLE:
+                    game.fail(Reason.UNKNOWN_VALUE, f"[{name}] cannot be copied with '#'", name)
+                elif name not in self.latest:
+                    game.fail(Reason.UNKNOWN_VALUE, "'#' copies an earlier game's value, but none has this tag", name)
+                value = self.latest.get(name, "")
+                self.shared.pop(name, None)
+            elif value.startswith("##"):
+                value = value[2:] or self.latest.get(name, "")
+                self.shared[name] = value
+            else:
+                self.shared.pop(name, None)
+            values[name] = value
+        for name, value in self.shared.items():
+            values.setdefault(name, value)
+        if "Deal" not in game.tags and "Board" not in game.tags:
+            for name, value in self.board.items():
+                values.setdefault(name, value)
+        self.latest.update(values)
+        return values
+
+    def read(self, values: dict[str, str], record: BoardRecord | Rejected) -> None:
+        """Keep this game's board tags for the next game when it gave a usable deal."""
+        has_deal = isinstance(record, BoardRecord) and record.owner is not None
+        self.board = {name: values[name] for name in _BOARD_TAGS if name in values} if has_deal else {}
+
+
+def _read_game(record: BoardRecord, game: _Game, carried: _CarriedTags) -> BoardRecord | Rejected:
+    values = carried.resolve(game)
+    result: BoardRecord | Rejected = record
+    try:
+        if game.error is not None:
+            raise game.error
+        _fill_record(record, game, values)
+    except RecordError as error:
+        result = record.reject(error.reason, error.message, error.field)
+    carried.read(values, result)
+    return result
+
+
+def _fill_record(record: BoardRecord, game: _Game, values: dict[str, str]) -> None:
+    """Set every field the tags give; raises RecordError naming the tag at fault."""
+    get = values.get
+    record.owner = _parse_deal(get("Deal", ""))
+    record.event = get("Event") or None
+    record.site = get("Site") or None
+    record.date = get("Date") or None
+    record.scoring = get("Scoring") or None
+    record.source_score = get("Score") or None
+    room = get("Room")
+    record.room = room.lower() if room and room.lower() in ("open", "closed") else room or None
+    players = [get(name) or None for name in _PLAYER_TAGS]
+    record.players = players if any(players) else None
+    record.board = _parse_board(get("Board", ""))
+    record.dealer = _parse_seat(get("Dealer", ""), "Dealer")
+    record.vulnerability = _parse_vulnerability(get("Vulnerable", ""))
+    record.declarer = _parse_declarer(get("Declarer", ""))
+    _parse_contract(record, get("Contract", ""))
+    record.tricks = _parse_result(get("Result", ""), record.declarer)
+    if "Auction" in game.tags:
+        _parse_auction(record, values["Auction"], game.tags["Auction"].words, game.notes)
+    if "Play" in game.tags:
+        record.play = _parse_play(values["Play"], game.tags["Play"].words, _trump(record))
+    record.dd_tricks = _parse_dd(values, game)
+    for name, value in values.items():
+        if name not in _INTERPRETED:
+            tag = game.tags.get(name)
+            section = tag.section_text(game.chunk) if tag is not None else ""
+            record.tags[name] = f"{value}\n{section}" if section else value
+
+
+def _parse_deal(text: str) -> np.ndarray | None:
+    text = text.strip()
+    if text in _UNKNOWN_TEXT:
+        return None
+    first_text, colon, hands_text = text.partition(":")
+    first = SEATS.find(first_text.strip().upper())
+    if not colon or first < 0 or len(first_text.strip()) != 1:
+        raise RecordError(Reason.SYNTAX, f"{text!r} does not start with a seat and ':'", "Deal")
+    parts = hands_text.split()
+    if len(parts) != 4:
+        raise RecordError(Reason.SYNTAX, f"{len(parts)} hands, not 4", "Deal")
+    hands: list[list[int] | None] = [None] * 4
+    for offset, part in enumerate(parts):
+        if part != "-":
+            hands[(first + offset) % 4] = _hand_cards(part)
+    sizes = {len(hand) for hand in hands if hand is not None}
+    if not sizes:
+        raise RecordError(Reason.NOT_A_DEAL, "no hand is given", "Deal")
+    if len(sizes) == 1 and (size := sizes.pop()) < 13:
+        raise RecordError(Reason.NOT_A_DEAL, f"an end position with {size} cards per hand", "Deal")
+    return owner_from_hands(hands, "Deal")
+
+
+def _hand_cards(text: str) -> list[int]:
+    """Cards of a 'K843.Q92.A75.J64' hand, read one suit at a time through a cache."""
+    holdings = text.split(".")
+    if len(holdings) != 4:
+        raise RecordError(Reason.BAD_CARD, f"hand {text!r} does not have 4 suits separated by '.'", "Deal")
+    cards: list[int] = []
+    for position, holding in enumerate(holdings):
+        key = (position, holding)
+        suit_cards = _holding_cache.get(key)
+        if suit_cards is None:
+            try:
+                suit_cards = parse_pbn_hand(".".join(holding if k == position else "" for k in range(4)))
+            except ValueError:
+                raise RecordError(Reason.BAD_CARD, f"hand {text!r}: {holding!r} holds a character that is not a rank",
+                                  "Deal") from None
+            if len(_holding_cache) < 100_000:
+                _holding_cache[key] = suit_cards
+        cards.extend(suit_cards)
+    return cards
+
+
+def _parse_board(text: str) -> int | None:
+    text = text.strip()
+    if text in _UNKNOWN_TEXT:
+        return None
+    if not text.isdigit():
+        raise RecordError(Reason.UNKNOWN_VALUE, f"board number {text!r}", "Board")
+    return int(text)
+
+
+def _parse_seat(text: str, field_name: str) -> int | None:
+    text = text.strip()
+    if text in _UNKNOWN_TEXT:
+        return None
+    seat = SEATS.find(text.upper())
+    if seat < 0 or len(text) != 1:
+        raise RecordError(Reason.UNKNOWN_VALUE, f"{text!r} is not a seat N, E, S or W", field_name)
+    return seat
+
+
+def _parse_declarer(text: str) -> int | None:
+    text = text.strip()
+    if text.startswith("^"):
+        player = _parse_seat(text[1:], "Declarer")
+        return None if player is None else partner(player)
+    return _parse_seat(text, "Declarer")
+
+
+def _parse_vulnerability(text: str) -> int | None:
+    text = text.strip()
+    if text in _UNKNOWN_TEXT:
+        return None
+    vulnerability = _VULNERABILITY.get(text.lower())
+    if vulnerability is None:
+        raise RecordError(Reason.UNKNOWN_VALUE, f"{text!r} is not None/Love/-, NS, EW or All/Both", "Vulnerable")
+    return vulnerability
+
+
+def _parse_contract(record: BoardRecord, text: str) -> None:
+    text = text.strip()
+    if text in _UNKNOWN_TEXT:
+        return
+    if text.upper() == "PASS":
+        record.contract_level = 0
+        return
+    match = _CONTRACT.fullmatch(text)
+    if match is None:
+        raise RecordError(Reason.UNKNOWN_VALUE, f"{text!r} is not a contract like 4HX, 3NT or Pass", "Contract")
+    record.contract_level = int(match.group(1))
+    record.contract_strain = _STRAIN_OF[match.group(2).upper()]
+    record.contract_doubled = len(match.group(3))
+
+
+def _parse_result(text: str, declarer: int | None) -> int | None:
+    """Declarer's tricks from "9", "^9" or "NS 9 EW 4" (the side form needs the declarer)."""
+    text = text.strip().lstrip("^")
+    if text in _UNKNOWN_TEXT:
+        return None
+    if text.isdigit():
+        return int(text)
+    match = _RESULT_BY_SIDE.fullmatch(text)
+    if match is None:
+        raise RecordError(Reason.UNKNOWN_VALUE, f"{text!r} is not a number of tricks", "Result")
+    by_side = {match.group(1).upper(): int(match.group(2))}
+    if match.group(3):
+        by_side[match.group(3).upper()] = int(match.group(4))
+        if len(by_side) != 2 or sum(by_side.values()) != 13:
+            raise RecordError(Reason.BAD_RESULT, f"{text!r}: the two sides' tricks do not add up to 13", "Result")
+    if declarer is None:
+        return None
+    side, other = ("NS", "EW") if declarer % 2 == 0 else ("EW", "NS")
+    return by_side[side] if side in by_side else 13 - by_side[other]
+
+
+def _pieces(word: str, field_name: str) -> Iterable[tuple[str, str]]:
+    """Split a section word into (kind, text): kinds item, note, nag, suffix, irregular."""
+    if word.isalnum():
+        return (("item", word),)
+    return _annotated_pieces(word, field_name)
+
+
+def _annotated_pieces(word: str, field_name: str) -> Iterator[tuple[str, str]]:
+    for match in _PIECE.finditer(word):
+        note, nag, suffix, irregular, item, stray = match.groups()
+        if note is not None:
+            if not note.isdigit():
+                raise RecordError(Reason.SYNTAX, f"note reference ={note}= is not a number", field_name)
+            yield "note", note
+        elif nag is not None:
+            if not nag.isdigit():
+                raise RecordError(Reason.SYNTAX, f"NAG ${nag} is not a number", field_name)
+            yield "nag", nag
+        elif suffix is not None:
+            yield "suffix", suffix
+        elif irregular is not None:
+            yield "irregular", irregular
+        elif item is not None:
+            yield "item", item
+        else:
+            raise RecordError(Reason.SYNTAX, f"unexpected {stray!r} in {word!r}", field_name)
+
+
+def _parse_call_text(text: str) -> int:
+    call = _call_cache.get(text)
+    if call is None:
+        try:
+            call = parse_call(text)
+        except ValueError:
+            raise RecordError(Reason.SYNTAX, f"{text!r} is not a call", "Auction") from None
+        _call_cache[text] = call
+    return call
+
+
+def _parse_auction(record: BoardRecord, seat_text: str, words: list[str], notes: list[tuple[str, bool]]) -> None:
+    first_column = _parse_seat(seat_text, "Auction")
+    note_texts = _note_texts(notes, after_play=False)
+    calls: list[int] = []
+    alerts: list[bool] = []
+    explanations: list[str | None] = []
+    padding = 0
+    ended = False
+    for word in words:
+        call = _call_cache.get(word)
+        if call is not None and not ended:  # the common case: a plain call
+            calls.append(call)
+            alerts.append(False)
+            explanations.append(None)
+            continue
+        for kind, text in _pieces(word, "Auction"):
+            if ended:
+                raise RecordError(Reason.SYNTAX, f"{text!r} after the end of the auction", "Auction")
+            if kind == "item":
+                upper = text.upper()
+                if upper in ("-", "--"):
+                    if calls:
+                        raise RecordError(Reason.SYNTAX, "'-' after the first call", "Auction")
+                    padding += 1
+                    continue
+                if upper in ("+", "*"):
+                    ended = True
+                    continue
+                added = _all_pass(calls) if upper == "AP" else [_parse_call_text(text)]
+                calls.extend(added)
+                alerts.extend([False] * len(added))
+                explanations.extend([None] * len(added))
+                continue
+            if not calls:
+                if kind == "irregular":
+                    continue
+                raise RecordError(Reason.SYNTAX, f"annotation {text!r} before the first call", "Auction")
+            if kind == "note":
+                explanation = note_texts.get(text)
+                if explanation:
+                    previous = explanations[-1]
+                    explanations[-1] = explanation if previous is None else f"{previous}; {explanation}"
+            elif kind == "nag" or (kind == "suffix" and text == "!"):
+                alerts[-1] = True
+    if first_column is None:
+        if calls:
+            raise RecordError(Reason.UNKNOWN_VALUE, "[Auction] needs the seat of the first call", "Auction")
+        return
+    first_caller = (first_column + padding) % 4
+    if record.dealer is None:
+        record.dealer = first_caller
+    elif calls and record.dealer != first_caller:
+        raise RecordError(Reason.ILLEGAL_CALL,
+                          f"the first call is {SEATS[first_caller]}'s but the dealer is {SEATS[record.dealer]}", "Auction")
+    if calls:
+        record.auction, record.alerts, record.explanations = calls, alerts, explanations
+
+
+def _all_pass(calls: list[int]) -> list[int]:
+    """The passes that 'AP' stands for: enough to end the auction."""
+    trailing = 0
+    for call in reversed(calls):
+        if call != PASS:
+            break
+        trailing += 1
+    needed = 3 if trailing < len(calls) else 4
+    return [PASS] * max(needed - trailing, 0)
+
+
+def _note_texts(notes: list[tuple[str, bool]], after_play: bool) -> dict[str, str]:
+    """{'1': 'text'} from [Note "1:text"] tags of one section."""
+    texts = {}
+    for value, note_after_play in notes:
+        number, colon, text = value.partition(":")
+        if colon and note_after_play == after_play:
+            texts.setdefault(number.strip(), text.strip())
+    return texts
+
+
+def _parse_card_text(text: str) -> int:
+    card = _card_cache.get(text)
+    if card is None:
+        try:
+            card = parse_card(text)
+        except ValueError:
+            raise RecordError(Reason.BAD_CARD, f"{text!r} is not a card", "Play") from None
+        _card_cache[text] = card
+    return card
+
+
+def _parse_play(seat_text: str, words: list[str], trump: int | None) -> list[int] | None:
+    first_column = _parse_seat(seat_text, "Play")
+    columns: list[int | None] = []
+    ended = False
+    for word in words:
+        card = _card_cache.get(word)
+        if card is not None and not ended:  # the common case: a plain card
+            columns.append(card)
+            continue
+        for kind, text in _pieces(word, "Play"):
+            if kind != "item":
+                continue
+            if ended:
+                raise RecordError(Reason.SYNTAX, f"{text!r} after the end '*' of the play", "Play")
+            if text in ("-", "--", "+"):
+                columns.append(None)
+            elif text == "*":
+                ended = True
+            else:
+                columns.append(_parse_card_text(text))
+    if first_column is None:
+        if any(card is not None for card in columns):
+            raise RecordError(Reason.UNKNOWN_VALUE, "[Play] needs the seat of the opening lead", "Play")
+        return None
+    if trump is None:
+        play = [card for card in columns if card is not None]
+    else:
+        play = _played_order(columns, first_column, trump)
+    return play or None
+
+
+def _played_order(columns: list[int | None], first_column: int, trump: int) -> list[int]:
+    """Cards in the order played from a table whose rows start with `first_column`'s card."""
+    play: list[int] = []
+    leader = first_column
+    for start in range(0, len(columns), 4):
+        row = columns[start:start + 4]
+        row += [None] * (4 - len(row))
+        trick = [row[(leader - first_column + offset) % 4] for offset in range(4)]
+        for card in trick:
+            if card is None:
+                return play
+            play.append(card)
+        leader = (leader + _winning_offset(trick, trump)) % 4
+    return play
+
+
+def _winning_offset(trick: list[int], trump: int) -> int:
+    """Index in the trick (0 = lead) of the card that wins it; trump NT=4 matches no suit.
+
+    The best card so far is of the led suit or a trump, so a card of another suit beats it only
+    by being a trump."""
+    winner = 0
+    for offset in (1, 2, 3):
+        card, best = trick[offset], trick[winner]
+        if (card > best) if card // 13 == best // 13 else card // 13 == trump:
+            winner = offset
+    return winner
+
+
+def _trump(record: BoardRecord) -> int | None:
+    """Strain of the stated contract, else of the auction's; None when neither is known."""
+    if record.contract_level is not None:
+        return record.contract_strain if record.contract_level > 0 else None
+    if record.auction is None or record.dealer is None:
+        return None
+    try:
+        contract = replay(record.dealer, record.auction).contract()
+    except IllegalCall:
+        return None
+    return contract.strain if contract is not None else None
+
+
+def _parse_dd(values: dict[str, str], game: _Game) -> list[int | None] | None:
+    """dd_tricks from DoubleDummyTricks and OptimumResultTable; None when neither is given."""
+    cells: list[int | None] = [None] * 20
+    given = False
+    ddt = values.get("DoubleDummyTricks", "").strip()
+    if ddt:
+        if len(ddt) != 20 or any(digit not in "0123456789abcdefABCDEF" for digit in ddt):
+            raise RecordError(Reason.SYNTAX, f"{ddt!r} is not 20 hex digits", "DoubleDummyTricks")
+        for cell, digit in zip(_DDT_CELLS, ddt):
+            cells[cell] = int(digit, 16)
+        given = True
+    if "OptimumResultTable" in values:
+        tag = game.tags.get("OptimumResultTable")
+        rows = _optimum_result_rows(values["OptimumResultTable"], tag.words if tag else [])
+        for cell, tricks in rows:
+            if cells[cell] is not None and cells[cell] != tricks:
+                raise RecordError(Reason.UNKNOWN_VALUE,
+                                  f"{SEATS[cell // 5]} {STRAINS[cell % 5]}: {tricks} tricks but DoubleDummyTricks "
+                                  f"says {cells[cell]}", "OptimumResultTable")
+            cells[cell] = tricks
+            given = True
+    return cells if given else None
+
+
+def _optimum_result_rows(header: str, words: list[str]) -> list[tuple[int, int]]:
+    """(cell, tricks) per row of an OptimumResultTable, its columns found by name."""
+    names = header.split(";") if ";" in header else header.split()
+    roles = [_DD_COLUMNS.get(name.split("\\")[0].strip().lstrip("+-").lower()) for name in names]
+    if not all(role in roles for role in ("declarer", "strain", "tricks")):
+        raise RecordError(Reason.SYNTAX, f"columns {header!r} lack Declarer, Denomination or Result",
+                          "OptimumResultTable")
+    if len(words) % len(names):
+        raise RecordError(Reason.SYNTAX, f"{len(words)} entries do not fill rows of {len(names)}", "OptimumResultTable")
+    rows = []
+    for start in range(0, len(words), len(names)):
+        row = dict(zip(roles, words[start:start + len(names)]))
+        seat = SEATS.find(row["declarer"].upper())
+        strain = _STRAIN_OF.get(row["strain"].upper())
+        if seat < 0 or len(row["declarer"]) != 1 or strain is None or not row["tricks"].isdigit():
+            raise RecordError(Reason.SYNTAX, f"row {' '.join(words[start:start + len(names)])!r}",
+                              "OptimumResultTable")
+        rows.append((seat * 5 + strain, int(row["tricks"])))
+    return rows
+
+
+# ---------------------------------------------------------------- writing
+
+_CALL_TEXT = tuple("Pass" if call == PASS else call_name(call) for call in range(38))
+_CARD_TEXT = tuple("CDHS"[card // 13] + RANKS[card % 13] for card in range(52))
+
+
+def _pbn_hand_order() -> np.ndarray:
+    """The card at each letter of "AKQJT98765432.AKQJT98765432.(...)" (S,H,D,C); 0 under a dot."""
+    order: list[int] = []
+    for suit in (3, 2, 1, 0):
+        order.extend(suit * 13 + rank for rank in range(12, -1, -1))
+        order.append(0)
+    return np.array(order[:-1])
+
+
+# A hand is written by keeping, from all 52 rank letters and the 3 dots, the letters it holds.
+_PBN_LETTERS = np.frombuffer(b".".join([b"AKQJT98765432"] * 4), dtype=np.uint8)
+_PBN_DOTS = _PBN_LETTERS == ord(".")
+_PBN_ORDER = _pbn_hand_order()
+
+
+def format_pbn(record: BoardRecord) -> str:
+    """One PBN game (ending in a newline, no blank line) that parse_pbn reads back to `record`.
+
+    A text value starting with '#' would be read as a tag copy; no such record is expected."""
+    lines: list[str] = []
+    tag = lines.append
+    for name, value in (("Event", record.event), ("Site", record.site), ("Date", record.date)):
+        if value is not None:
+            tag(f'[{name} "{_escape(value)}"]')
+    if record.board is not None:
+        tag(f'[Board "{record.board}"]')
+    if record.players is not None:
+        for name, seat in (("West", 3), ("North", 0), ("East", 1), ("South", 2)):
+            if record.players[seat] is not None:
+                tag(f'[{name} "{_escape(record.players[seat])}"]')
+    if record.dealer is not None:
+        tag(f'[Dealer "{SEATS[record.dealer]}"]')
+    if record.vulnerability is not None:
+        tag(f'[Vulnerable "{VUL_NAMES[record.vulnerability]}"]')
+    # Written even when unknown: a game without Deal and Board would inherit the previous deal.
+    tag(f'[Deal "{_deal_text(record.owner, record.dealer or 0)}"]' if record.owner is not None else '[Deal ""]')
+    if record.scoring is not None:
+        tag(f'[Scoring "{_escape(record.scoring)}"]')
+    if record.declarer is not None:
+        tag(f'[Declarer "{SEATS[record.declarer]}"]')
+    if record.contract_level is not None:
+        tag(f'[Contract "{_contract_text(record)}"]')
+    if record.tricks is not None:
+        tag(f'[Result "{record.tricks}"]')
+    if record.room is not None:
+        tag(f'[Room "{_escape(record.room.capitalize() if record.room in ("open", "closed") else record.room)}"]')
+    if record.source_score is not None:
+        tag(f'[Score "{_escape(record.source_score)}"]')
+    if record.auction is not None:
+        _write_auction(record, lines)
+    if record.play:
+        _write_play(record, lines)
+    if record.dd_tricks is not None:
+        _write_dd(record.dd_tricks, lines)
+    for name, value in record.tags.items():
+        first, newline, section = value.partition("\n")
+        tag(f'[{name} "{_escape(first)}"]')
+        if newline:
+            tag(section)
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _escape(value: str) -> str:
+    if "\\" in value or '"' in value:
+        return value.replace("\\", "\\\\").replace('"', '\\"')
+    return value
+
+
+def _deal_text(owner: np.ndarray, first: int) -> str:
+    """'N:AK5.QT2..J9876 ...' with '-' for an unknown hand, starting with `first`."""
+    in_pbn_order = np.asarray(owner)[_PBN_ORDER]
+    hands = []
+    for offset in range(4):
+        held = in_pbn_order == (first + offset) % 4
+        hands.append(_PBN_LETTERS[held | _PBN_DOTS].tobytes().decode("ascii") if held.any() else "-")
+    return f"{SEATS[first]}:" + " ".join(hands)
+
+
+def _contract_text(record: BoardRecord) -> str:
+    if record.contract_level == 0:
+        return "Pass"
+    return f"{record.contract_level}{STRAINS[record.contract_strain]}{'X' * (record.contract_doubled or 0)}"
+
+
+def _write_auction(record: BoardRecord, lines: list[str]) -> None:
+    if record.dealer is None:
+        raise ValueError("an auction needs a dealer")
+    tokens: list[str] = []
+    notes: list[str] = []
+    for index, call in enumerate(record.auction):
+        token = _CALL_TEXT[call]
+        if record.alerts and record.alerts[index]:
+            token += " !"
+        if record.explanations and record.explanations[index]:
+            notes.append(record.explanations[index])
+            token += f" ={len(notes)}="
+        tokens.append(token)
+    lines.append(f'[Auction "{SEATS[record.dealer]}"]')
+    lines.extend(" ".join(tokens[start:start + 4]) for start in range(0, len(tokens), 4))
+    lines.extend(f'[Note "{number}:{_escape(text)}"]' for number, text in enumerate(notes, 1))
+
+
+def _write_play(record: BoardRecord, lines: list[str]) -> None:
+    """The play as a table of tricks by columns from the opening leader, the inverse of _played_order."""
+    first_column = (record.declarer + 1) % 4 if record.declarer is not None else 0
+    trump = _trump(record)
+    play = record.play
+    lines.append(f'[Play "{SEATS[first_column]}"]')
+    leader = first_column
+    for start in range(0, len(play), 4):
+        trick = play[start:start + 4]
+        if trump is None:
+            row = [_CARD_TEXT[card] for card in trick]
+        else:
+            row = ["-"] * 4
+            for offset, card in enumerate(trick):
+                row[(leader - first_column + offset) % 4] = _CARD_TEXT[card]
+            if len(trick) == 4:
+                leader = (leader + _winning_offset(trick, trump)) % 4
+        lines.append(" ".join(row))
+    lines.append("*")
+
+
+def _write_dd(cells: list[int | None], lines: list[str]) -> None:
+    if all(value is not None and 0 <= value < 16 for value in cells):
+        lines.append(f'[DoubleDummyTricks "{"".join(format(cells[cell], "x") for cell in _DDT_CELLS)}"]')
+        return
+    lines.append('[OptimumResultTable "Declarer;Denomination\\2R;Result\\2R"]')
+    for cell, value in enumerate(cells):
+        if value is not None:
+            lines.append(f"{SEATS[cell // 5]} {STRAINS[cell % 5]:>2} {value:>2}")
