@@ -1,0 +1,509 @@
+"""Reader and writer for BBO's LIN format: vugraph archives (many boards, one `qx` each) and
+single-board hand records (`pn|...|md|...|ah|Board 3|...`).
+
+A LIN file is a flat run of `key|value|` pairs; line breaks between pairs mean nothing. The
+reader only translates syntax into a `BoardRecord`; `validate.check` applies the bridge rules.
+
+Decisions (see the module tests for the real files behind each):
+* Boards: each `qx` starts one. A file without `qx` holds hand records: its first board starts
+  at its first pair, and a `pn` or `md` after the current board's `md` starts the next (the
+  synthetic corpus writes one `format_lin` board per line). Pairs before the first `qx` are the
+  file header; board data there (`md`, `mb`, `pc`...) is rejected, never attached to a board.
+* `vg`, `rs` and `pn` are file-level: they apply to the board they appear in and to later ones.
+* `rs` (the scoreboard's "4SWx-2" per board and room) is kept verbatim in `tags["rs"]` and used
+  for nothing else: it is a summary typed by the vugraph operator, while the auction, the play
+  and `mc` are the record itself (`validate.check` derives contract and tricks from those).
+* `nt` (kibitzer commentary) is dropped; `pg`, `rh` and `st` are layout (kept in `tags` only
+  when not empty). Any other key goes to `tags` verbatim (repeats joined with '|'), never an
+  error.
+* Alerts are the `!` suffix of `mb` only; `an` fills `explanations` of the call before it.
+* A later `md` or `mc` in the same board replaces an earlier one (operators resend a corrected
+  deal; a claim made after more play supersedes).
+* Free text (`nt`, `an`) may contain '|': while the token where the next key should be is not a
+  two-letter lowercase key, it is taken as part of the text. A stray token anywhere else
+  rejects its board as SYNTAX and parsing re-aligns on the next token.
+* Bytes: UTF-8; a board (or the header) that is not UTF-8 is read as cp1252; a board readable
+  in neither, or holding a NUL byte (binary data), is UNDECODABLE_BYTES (such a header gets
+  U+FFFD for the bad bytes: its names and event are not worth losing the boards for). Other control
+  characters are kept: the real archives have stray ^H/^P/^V typed into commentary.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from string import ascii_lowercase
+from typing import Iterator, Sequence
+
+import numpy as np
+
+from .encodings import E, N, RANKS, S, SUITS, W, call_name, parse_call
+from .record import BoardRecord, Reason, RecordError, Rejected
+from .validate import owner_from_hands
+
+_KEYS = frozenset(a + b for a in ascii_lowercase for b in ascii_lowercase)
+_FREE_TEXT = frozenset(("nt", "an"))
+_LAYOUT = frozenset(("pg", "rh", "st"))  # carry nothing when empty (else kept in tags)
+_SKIPPED = frozenset(("pc", "pg", "nt"))  # read in bulk or not at all
+_BOARD_DATA = frozenset(("md", "sv", "mb", "an", "pc", "mc", "ah"))
+
+_MD_SEATS = (S, W, N, E)  # md lists hands South, West, North, East
+_DEALER_DIGITS = {"1": S, "2": W, "3": N, "4": E}
+_DEALER_DIGIT_OF = {seat: digit for digit, seat in _DEALER_DIGITS.items()}
+_VULNERABILITY = {"o": 0, "0": 0, "n": 1, "e": 2, "b": 3}
+_SV_OF = "oneb"
+_SCORING = {"I": "IMP", "P": "MP", "B": "BAM"}
+_ROOMS = {"o": "open", "c": "closed"}
+_QX = re.compile(r"([oc])(\d+)(?:,.*)?", re.S)
+_AH_BOARD = re.compile(r"\s*board\s+(\d+)\s*", re.I)
+
+_SUIT_OF_LETTER = {letter: suit for suit, letter in enumerate(SUITS)}
+_SUIT_OF_LETTER.update({letter.lower(): suit for letter, suit in list(_SUIT_OF_LETTER.items())})
+_RANK_OF_CHAR = {char: rank for rank, char in enumerate(RANKS)}
+_RANK_OF_CHAR.update({char.lower(): rank for char, rank in list(_RANK_OF_CHAR.items())})
+
+
+def _card_spellings() -> dict[str, int]:
+    """Every way a `pc` value names a card: suit then rank, any case, '10' for the ten."""
+    spellings = {}
+    for suit_letter, suit in _SUIT_OF_LETTER.items():
+        for rank_char, rank in _RANK_OF_CHAR.items():
+            spellings[suit_letter + rank_char] = suit * 13 + rank
+        spellings[suit_letter + "10"] = suit * 13 + RANKS.index("T")
+    return spellings
+
+
+def _call_spellings() -> dict[str, int]:
+    """The usual LIN `mb` spellings (p, d, r, 1c ... 7n, any case); others go to parse_call."""
+    spellings = {}
+    for call in range(38):
+        name = call_name(call)
+        lin = {"P": "p", "X": "d", "XX": "r"}.get(name, name.replace("NT", "N"))
+        for spelling in {lin, lin.upper(), lin.lower(), name, name.lower()}:
+            spellings[spelling] = call
+    return spellings
+
+
+_CARDS = _card_spellings()
+_CALLS = _call_spellings()
+_SUIT_LETTER = re.compile("([SHDCshdc])")
+_SURROGATES = re.compile("[\udc80-\udcff]")
+
+
+# ------------------------------------------------------------------------------------ reading
+
+def parse_lin(data: bytes, source_file: str) -> Iterator[BoardRecord | Rejected]:
+    """One BoardRecord or Rejected per board, in file order; never raises for bad input."""
+    text = data.decode("utf-8", "surrogateescape")
+    if text.startswith("\ufeff"):
+        text = " " + text[1:]  # keeps offsets; blanks before a key are ignored
+    keys, values, token_indices, tokens = _split_pairs(text)
+    starts = _board_starts(keys)
+    offsets = _token_offsets(tokens, [token_indices[index] for index in starts])
+    needs_redecode = _SURROGATES.search(text) is not None
+    state = _FileState()
+    position = 0
+
+    header_end = starts[0] if starts else len(keys)
+    header_text = text[:offsets[0]] if starts else text
+    header_keys, header_values = keys[:header_end], values[:header_end]
+    if needs_redecode and _SURROGATES.search(header_text):
+        header_keys, header_values, _, _ = _split_pairs(_redecode(header_text, strict=False))
+    header_error = _read_header(header_keys, header_values, state)
+    if header_error is not None:
+        yield Rejected(source_file, "lin", position, 1, header_text, header_error.reason,
+                       header_error.message, header_error.field)
+        position += 1
+
+    line, previous_offset = 1, 0
+    deals: dict[str, tuple[int | None, np.ndarray | None]] = {}  # md text -> parsed (rooms repeat it)
+    for number, first in enumerate(starts):
+        last = starts[number + 1] if number + 1 < len(starts) else len(keys)
+        start = offsets[number]
+        end = offsets[number + 1] if number + 1 < len(starts) else len(text)
+        line += text.count("\n", previous_offset, start)
+        previous_offset = start
+        raw = text[start:end]
+        record = BoardRecord(source_file=source_file, source_format="lin", source_position=position,
+                             source_line=line, raw_text=raw)
+        position += 1
+        board_keys, board_values = keys[first:last], values[first:last]
+        if needs_redecode and _SURROGATES.search(raw):
+            try:
+                raw = record.raw_text = _redecode(raw, strict=True)
+            except UnicodeDecodeError as error:
+                yield record.reject(Reason.UNDECODABLE_BYTES,
+                                    f"byte {error.object[error.start]:#04x} is neither UTF-8 nor cp1252", "lin")
+                continue
+            board_keys, board_values, _, _ = _split_pairs(raw)
+        if "\x00" in raw:
+            yield record.reject(Reason.UNDECODABLE_BYTES, "NUL byte: binary data, not text", "lin")
+            continue
+        try:
+            _fill_board(record, board_keys, board_values, state, deals)
+        except RecordError as error:
+            yield record.reject(error.reason, error.message, error.field)
+            continue
+        yield record
+
+
+def _redecode(text: str, strict: bool) -> str:
+    """Text decoded with surrogateescape (bytes that are not UTF-8) -> the same bytes as cp1252."""
+    return text.encode("utf-8", "surrogateescape").decode("cp1252", "strict" if strict else "replace")
+
+
+def _split_pairs(text: str) -> tuple[list[str | None], list[str], Sequence[int], list[str]]:
+    """`key|value|` pairs as parallel lists (keys, values, index of each key token) plus the
+    tokens. A token where a key should be but that is not one gets key None (value = token)."""
+    tokens = text.split("|")
+    if len(tokens) % 2 == 1 and not tokens[-1].strip():
+        keys = [token.strip() for token in tokens[0:-1:2]]
+        if _KEYS.issuperset(keys):  # the usual case: every other token is a key
+            return keys, tokens[1::2], range(0, len(tokens) - 1, 2), tokens
+    keys, values, token_indices = [], [], []
+    last = len(tokens) - 1
+    index = 0
+    while index < last:
+        key = tokens[index].strip()
+        token_indices.append(index)
+        if key not in _KEYS:
+            keys.append(None)
+            values.append(tokens[index])
+            index += 1
+            continue
+        value = tokens[index + 1]
+        index += 2
+        if key in _FREE_TEXT:
+            while index < last and tokens[index].strip() not in _KEYS:
+                value += "|" + tokens[index]
+                index += 1
+        keys.append(key)
+        values.append(value)
+    if index == last and tokens[last].strip():  # text after the last '|'
+        keys.append(None)
+        values.append(tokens[last])
+        token_indices.append(last)
+    return keys, values, token_indices, tokens
+
+
+def _board_starts(keys: list[str | None]) -> list[int]:
+    """Indices of the pairs where boards begin (see the module docstring)."""
+    if "qx" in keys:
+        return [index for index, key in enumerate(keys) if key == "qx"]
+    if _BOARD_DATA.isdisjoint(keys):
+        return []
+    starts, has_deal = [0], False
+    for index, key in enumerate(keys):
+        if has_deal and (key == "pn" or key == "md"):
+            starts.append(index)
+            has_deal = False
+        has_deal = has_deal or key == "md"
+    return starts
+
+
+def _token_offsets(tokens: list[str], token_indices: list[int]) -> list[int]:
+    """Character offset where each given key token's text starts (leading blanks skipped)."""
+    offsets, position, done = [], 0, 0
+    for index in token_indices:
+        position += sum(map(len, tokens[done:index])) + (index - done)
+        done = index
+        token = tokens[index]
+        offsets.append(position + len(token) - len(token.lstrip()))
+    return offsets
+
+
+class _FileState:
+    """What the file-level keys (vg, rs, pn) and the header's other keys have said so far."""
+
+    def __init__(self):
+        self.event: str | None = None
+        self.scoring: str | None = None
+        self.first_board: int | None = None
+        self.results: list[str] | None = None
+        self.names: list[str] | None = None
+        self.vg: str | None = None
+        self.tags: dict[str, str] = {}
+
+    def apply(self, key: str, value: str) -> bool:
+        """Take a file-level pair; False when the key is not file-level."""
+        if key == "vg":
+            fields = value.split(",")
+            self.vg = value
+            self.event = fields[0].strip() or None
+            scoring = fields[2].strip() if len(fields) > 2 else ""
+            self.scoring = _SCORING.get(scoring, scoring) or None
+            first = fields[3].strip() if len(fields) > 3 else ""
+            self.first_board = int(first) if first.isdigit() else None
+        elif key == "rs":
+            self.results = value.split(",")
+        elif key == "pn":
+            self.names = _split_names(value)
+        else:
+            return False
+        return True
+
+    def players(self, room: str | None) -> list[str | None] | None:
+        """N, E, S, W names for a board in `room` (pn lists S, W, N, E, per room in vugraph)."""
+        names = self.names
+        if names is None:
+            return None
+        if len(names) == 8 and room is not None:
+            names = names[:4] if room == "open" else names[4:]
+        if len(names) != 4:
+            return None
+        south, west, north, east = (name.strip() or None for name in names)
+        return [north, east, south, west]
+
+    def result(self, board: int | None, room: str | None) -> str | None:
+        """This board's `rs` entry: rs lists vg's first board onwards, open then closed room."""
+        if self.results is None or self.first_board is None or board is None or room is None:
+            return None
+        index = 2 * (board - self.first_board) + (room == "closed")
+        return self.results[index] if 0 <= index < len(self.results) else None
+
+
+def _split_names(value: str) -> list[str]:
+    """pn's comma-separated names. Some archives write 'Surname, Initial' names: when a plain
+    split does not give 4 or 8 names, a comma followed by a space is read as part of a name."""
+    names = value.split(",")
+    if len(names) not in (4, 8):
+        alternative = re.split(r",(?! )", value)
+        if len(alternative) in (4, 8):
+            return alternative
+    return names
+
+
+def _read_header(keys, values, state: _FileState) -> RecordError | None:
+    """Take the pairs before the first board into `state`; board data there is an error."""
+    for index, (key, value) in enumerate(zip(keys, values)):
+        if key is None:
+            return _stray_token(keys, values, index)
+        if key in _BOARD_DATA:
+            return RecordError(Reason.SYNTAX, f"{key}|{value[:40]}| before the first board (qx)", key)
+        if state.apply(key, value) or key == "nt" or (key in _LAYOUT and not value.strip()):
+            continue
+        _add_tag(state.tags, key, value)
+    return None
+
+
+def _stray_token(keys, values, index: int) -> RecordError:
+    """A token where a key should be: the value before it probably held a '|'."""
+    field = "lin"
+    if index > 0 and keys[index - 1] is not None:
+        field = keys[index - 1]
+        if field in ("mb", "pc"):
+            field = f"{field}[{keys[:index].count(field) - 1}]"
+    return RecordError(Reason.SYNTAX, f"{values[index].strip()[:40]!r} where a LIN key was expected", field)
+
+
+def _add_tag(tags: dict[str, str], key: str, value: str) -> None:
+    tags[key] = tags[key] + "|" + value if key in tags else value
+
+
+def _fill_board(record: BoardRecord, keys, values, state: _FileState, deals: dict) -> None:
+    """Fill `record` from its pairs; raises RecordError naming the LIN key at fault."""
+    tags = dict(state.tags)
+    if None in keys:
+        raise _stray_token(keys, values, keys.index(None))
+    if "pc" in keys:
+        record.play = _parse_play([value for key, value in zip(keys, values) if key == "pc"])
+    calls: list[int] | None = None
+    alerts: list[bool] = []
+    explanations: list[str | None] = []
+    for key, value in [pair for pair in zip(keys, values) if pair[0] not in _SKIPPED]:
+        if key == "mb":
+            token = value.strip()
+            alerts.append(token.endswith("!"))
+            token = token.rstrip("!").strip()
+            call = _CALLS.get(token)
+            if call is None:
+                call = _parse_other_call(token, len(alerts) - 1)
+            if calls is None:
+                calls = [call]
+            else:
+                calls.append(call)
+            explanations.append(None)
+        elif key == "an":
+            if calls is None:
+                _add_tag(tags, key, value)
+            else:
+                explanations[-1] = value if explanations[-1] is None else explanations[-1] + "\n" + value
+        elif key == "qx":
+            match = _QX.fullmatch(value.strip())
+            if match is None:
+                raise RecordError(Reason.UNKNOWN_VALUE, f"{value!r} is not o<board> or c<board>", "qx")
+            record.room = _ROOMS[match.group(1)]
+            record.board = int(match.group(2))
+        elif key == "md":
+            if value not in deals:
+                deals[value] = _parse_md(value)
+            record.dealer, owner = deals[value]
+            record.owner = None if owner is None else owner.copy()
+        elif key == "sv":
+            vulnerability = _VULNERABILITY.get(value.strip().lower())
+            if vulnerability is None:
+                raise RecordError(Reason.UNKNOWN_VALUE, f"{value!r} is not o, n, e or b", "sv")
+            record.vulnerability = vulnerability
+        elif key == "mc":
+            if not value.strip().isdigit():
+                raise RecordError(Reason.UNKNOWN_VALUE, f"{value!r} is not a number of tricks", "mc")
+            record.claim = int(value)
+        elif key == "ah":
+            match = _AH_BOARD.fullmatch(value)
+            if match is not None and record.board is None:
+                record.board = int(match.group(1))
+            elif match is None or int(match.group(1)) != record.board:
+                _add_tag(tags, key, value)
+        elif key in _LAYOUT:
+            if value.strip():
+                _add_tag(tags, key, value)
+        elif not state.apply(key, value):
+            _add_tag(tags, key, value)
+    if calls is not None:
+        record.auction, record.alerts, record.explanations = calls, alerts, explanations
+    record.event = state.event
+    record.scoring = state.scoring
+    record.players = state.players(record.room)
+    if state.vg is not None:
+        tags["vg"] = state.vg
+    if state.names is not None and record.players is None:
+        tags["pn"] = ",".join(state.names)
+    result = state.result(record.board, record.room)
+    if result:
+        tags["rs"] = result
+    record.tags = tags
+
+
+def _parse_play(texts: list[str]) -> list[int]:
+    play = [_CARDS.get(text) for text in texts]
+    if None in play:
+        for index, card in enumerate(play):
+            if card is None:
+                card = _CARDS.get(texts[index].strip())
+                if card is None:
+                    raise RecordError(Reason.BAD_CARD, f"{texts[index]!r} is not a card", f"pc[{index}]")
+                play[index] = card
+    return play
+
+
+def _parse_other_call(token: str, index: int) -> int:
+    try:
+        return parse_call(token)
+    except ValueError:
+        raise RecordError(Reason.UNKNOWN_VALUE, f"{token!r} is not a call", f"mb[{index}]") from None
+
+
+def _parse_md(value: str) -> tuple[int | None, np.ndarray | None]:
+    """md value -> (dealer, owner). '' or '0' is no deal; a hand without cards counts as omitted."""
+    value = value.strip()
+    if not value:
+        return None, None
+    digit, rest = value[0], value[1:]
+    if digit == "0":
+        dealer = None
+    elif digit in _DEALER_DIGITS:
+        dealer = _DEALER_DIGITS[digit]
+    else:
+        raise RecordError(Reason.UNKNOWN_VALUE, f"dealer digit {digit!r} is not 1-4", "md")
+    holdings = rest.split(",")
+    if len(holdings) > 4:
+        raise RecordError(Reason.SYNTAX, f"{len(holdings)} hands, at most 4", "md")
+    hands: list[list[int] | None] = [None, None, None, None]
+    for seat, holding in zip(_MD_SEATS, holdings):
+        hands[seat] = _parse_holding(holding) or None
+    if hands == [None, None, None, None]:
+        return dealer, None
+    return dealer, owner_from_hands(hands, "md")
+
+
+def _parse_holding(holding: str) -> list[int]:
+    """'S52HK2DAJ65CQJ874' (any suit order, ranks in any order and case, '10' for T) -> cards."""
+    pieces = _SUIT_LETTER.split(holding.strip().replace("10", "T"))
+    if pieces[0]:
+        raise RecordError(Reason.BAD_CARD, f"{pieces[0]!r} before a suit letter in hand {holding!r}", "md")
+    cards = []
+    for letter, ranks in zip(pieces[1::2], pieces[2::2]):
+        try:
+            cards.extend(_suit_cards(letter, ranks))
+        except KeyError as error:
+            raise RecordError(Reason.BAD_CARD, f"{error.args[0]!r} in hand {holding!r}", "md") from None
+    return cards
+
+
+@lru_cache(maxsize=1 << 16)
+def _suit_cards(letter: str, ranks: str) -> tuple[int, ...]:
+    """One suit's cards; cached, as the same holdings recur over a corpus (KeyError: bad rank)."""
+    base = 13 * _SUIT_OF_LETTER[letter]
+    return tuple(base + _RANK_OF_CHAR[char] for char in ranks)
+
+
+# ------------------------------------------------------------------------------------ writing
+
+# Cards of each suit from the ace down, suits S, H, D, C: the order LIN hands are written in.
+_WRITE_ORDER = [(letter, [suit * 13 + rank for rank in range(12, -1, -1)])
+                for suit, letter in ((3, "S"), (2, "H"), (1, "D"), (0, "C"))]
+_LIN_CARD = [SUITS[card // 13] + RANKS[card % 13] for card in range(52)]
+_SCORING_LETTER = {name: letter for letter, name in _SCORING.items()}
+_LIN_CALL = ["p", "d", "r"] + [call_name(call).replace("NT", "N") for call in range(3, 38)]
+
+
+def format_lin(record: BoardRecord) -> str:
+    """One board as a single LIN line (no newline) that `parse_lin` reads back to an equal
+    record, also when several are written one per line: pn, md (always: it starts the board),
+    vg (event and scoring only), sv, ah, mb/an, pc, mc. Room, tags and the stated contract are
+    not written (contract and tricks follow from auction, play and claim). vg is file-level in
+    LIN, so a board without event after one with an event reads back with the earlier event;
+    a deal with exactly three known hands reads back with the fourth implied.
+    Raises ValueError for text that LIN cannot carry ('|' in a value, ',' in a name)."""
+    parts = []
+    if record.players is not None:
+        north, east, south, west = (_checked(name or "", "player name", ",") for name in record.players)
+        parts.append(f"pn|{south},{west},{north},{east}|")
+    if record.owner is None and record.dealer is None:
+        parts.append("md||")  # always an md: it marks where the board starts
+    else:
+        digit = "0" if record.dealer is None else _DEALER_DIGIT_OF[record.dealer]
+        hands = _md_hands(record.owner) if record.owner is not None else ""
+        parts.append(f"md|{digit}{hands}|")
+    if record.event is not None or record.scoring is not None:
+        scoring = _SCORING_LETTER.get(record.scoring or "", record.scoring or "")
+        parts.append(f"vg|{_checked(record.event or '', 'event', ',')},,{_checked(scoring, 'scoring', ',')}|")
+    if record.vulnerability is not None:
+        parts.append(f"sv|{_SV_OF[record.vulnerability]}|")
+    if record.board is not None:
+        parts.append(f"ah|Board {record.board}|")
+    if record.auction:
+        alerts = record.alerts or [False] * len(record.auction)
+        explanations = record.explanations or [None] * len(record.auction)
+        for call, alerted, explanation in zip(record.auction, alerts, explanations):
+            parts.append(f"mb|{_LIN_CALL[call]}{'!' if alerted else ''}|")
+            if explanation is not None:
+                parts.append(f"an|{_checked(explanation, 'explanation')}|")
+    if record.play:
+        parts.append("".join(f"pc|{_LIN_CARD[card]}|" for card in record.play))
+    if record.claim is not None:
+        parts.append(f"mc|{record.claim}|")
+    return "".join(parts)
+
+
+def _checked(text: str, what: str, also_forbidden: str = "") -> str:
+    for char in "|" + also_forbidden:
+        if char in text:
+            raise ValueError(f"LIN cannot write {char!r} inside a {what}: {text!r}")
+    return text
+
+
+def _md_hands(owner: np.ndarray) -> str:
+    """'S...H...D...C...,...' for the hands S, W, N, E; a hand without cards is left empty."""
+    seat_of = owner.tolist()
+    pieces: list[list[str]] = [[], [], [], [], []]  # index 4 collects cards of unknown owner
+    for letter, cards in _WRITE_ORDER:
+        for seat in range(4):
+            pieces[seat].append(letter)
+        for card in cards:
+            pieces[seat_of[card]].append(RANKS[card % 13])
+    hands = []
+    for seat in _MD_SEATS:
+        text = "".join(pieces[seat])
+        hands.append("" if text == "SHDC" else text)
+    return ",".join(hands)
