@@ -237,8 +237,8 @@ def run(argv: list[str] | None = None) -> dict:
     stats_list = json.loads(stats_path.read_text())
     stats_path.unlink()
     manifest = manifest_from(stats_list, skipped, args.input, time.time() - started)
-    for sub in ("records", "quarantine"):
-        number_shards(staging / sub)
+    for sub, table_schema in (("records", schema.RECORDS), ("quarantine", schema.QUARANTINE)):
+        number_shards(staging / sub, table_schema)
         publish(staging / sub, out / sub)
     staging.rmdir()
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")

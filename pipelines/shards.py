@@ -67,9 +67,13 @@ class WriteParquetShards(beam.DoFn):
         return str(path)
 
 
-def number_shards(directory: Path) -> list[Path]:
-    """Rename staged shards to part-00000.parquet ... in a stable order (by content hash)."""
+def number_shards(directory: Path, schema: pa.Schema | None = None) -> list[Path]:
+    """Rename staged shards to part-00000.parquet ... in a stable order (by content hash). An
+    empty output still gets one empty shard, so readers always find the schema."""
     staged = sorted(directory.glob("*.parquet"))
+    if not staged and schema is not None:
+        write_table(schema.empty_table(), directory / "empty.parquet")
+        staged = [directory / "empty.parquet"]
     renamed = []
     for index, path in enumerate(staged):
         target = directory / f"part-{index:05d}.parquet"
