@@ -13,6 +13,8 @@ VERBS = {
     "ingest": ("bridgeflow.pipelines.ingest", "parse PBN/LIN/OpenSpiel files into Parquet shards (Beam)"),
     "ddlabel": ("bridgeflow.pipelines.ddlabel", "double-dummy tables and par for every distinct deal (Beam + DDS)"),
     "catalog": ("bridgeflow.dataset.catalog", "build the DuckDB catalog (views + macros) over the shards"),
+    "bsm": ("bridgeflow.training.bsm_train", "train the bidding system model (BSM): next call + hand understanding"),
+    "explain": ("bridgeflow.training.explain", "a trained BSM's call probabilities and beliefs for one hand (PNG + text)"),
 }
 
 

@@ -1,0 +1,207 @@
+"""BSM training: params, determinism, resume after a kill, the outputs of a run, learning on the toy
+system, and the Bidder built from a checkpoint (legality, batching, agreement with training)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from bridgeflow.dataset.auction import AuctionState, replay
+from bridgeflow.dataset.encodings import PASS, parse_call
+from bridgeflow.training.bidder import Bidder
+from bridgeflow.training.bsm_data import load_corpus
+from bridgeflow.training.bsm_toy import toy_auction, write_toy_records
+from bridgeflow.training.bsm_train import TrainConfig, evaluate, load_config, run, to_tensors, train
+
+torch.set_num_threads(1)
+TINY = dict(layers=2, hidden=32, embed=8, mlp_layers=2, mlp_hidden=32, batch_size=16, warmup=2, eval_every=1000,
+            eval_sequences=64)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bsm")
+    write_toy_records(root / "records", 300, seed=11, shards=2)
+    return load_corpus(root / "records", root / "cache")
+
+
+def same_weights(a: torch.nn.Module, b: torch.nn.Module) -> bool:
+    sa, sb = a.state_dict(), b.state_dict()
+    return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+def test_load_config_layers_params_and_overrides(tmp_path):
+    params = tmp_path / "params.yaml"
+    params.write_text("synth:\n  deals: 5\nbsm:\n  arch: gru\n  layers: 3\n  lr: 1\n")
+    cfg = load_config(params, ["hidden=512", "call_uses_beliefs=false", "sources=[lin, pbn]", "sources=openspiel"])
+    assert (cfg.arch, cfg.layers, cfg.hidden, cfg.lr, cfg.call_uses_beliefs) == ("gru", 3, 512, 1.0, False)
+    assert cfg.sources == ["openspiel"]
+    assert load_config(tmp_path / "missing.yaml", []) == TrainConfig()
+    with pytest.raises(ValueError, match="unknown bsm params"):
+        load_config(params, ["hiden=3"])
+    with pytest.raises(ValueError, match="expected int"):
+        load_config(params, ["layers=two"])
+
+
+def test_training_is_deterministic_given_the_seed(corpus, tmp_path):
+    cfg = TrainConfig(**TINY, steps=4)
+    a = train(cfg, corpus, tmp_path / "a", progress=False)
+    b = train(cfg, corpus, tmp_path / "b", progress=False)
+    c = train(TrainConfig(**TINY, steps=4, seed=1), corpus, tmp_path / "c", progress=False)
+    assert same_weights(a["model"], b["model"])
+    assert not same_weights(a["model"], c["model"])
+
+
+@pytest.mark.parametrize("arch", ["lstm", "mlp"])
+def test_resume_after_kill_matches_uninterrupted_run(corpus, tmp_path, arch):
+    cfg = TrainConfig(**{**TINY, "eval_every": 4}, arch=arch, steps=10, checkpoint_every=3)
+    whole = train(cfg, corpus, tmp_path / "whole", progress=False)
+    killed = train(cfg, corpus, tmp_path / "killed", stop_at=8, progress=False)  # dies after step 8; last checkpoint: 6
+    assert killed["step"] == 8 and torch.load(tmp_path / "killed" / "ckpt.pt", weights_only=False)["step"] == 6
+    resumed = train(cfg, corpus, tmp_path / "killed", progress=False)
+    assert resumed["step"] == 10
+    assert same_weights(whole["model"], resumed["model"])
+    assert whole["log"] == resumed["log"] and [row["step"] for row in whole["log"]] == [4, 8, 10]
+    other = train(TrainConfig(**{**TINY, "eval_every": 4}, arch=arch, steps=10, checkpoint_every=3, lr=5e-4), corpus,
+                  tmp_path / "killed", progress=False)  # other params: the old checkpoint is not resumed
+    assert not same_weights(whole["model"], other["model"])
+
+
+@pytest.mark.parametrize("arch,uses", [("lstm", True), ("gru", False), ("rnn", True), ("mlp", False)])
+def test_run_writes_checkpoint_metrics_plots_and_card(corpus, tmp_path, arch, uses):
+    params = tmp_path / "params.yaml"
+    params.write_text("bsm:\n" + "".join(f"  {k}: {v}\n" for k, v in TINY.items()))
+    out = tmp_path / "out"
+    metrics = run(["--records", corpus.meta["records"], "--cache", str(corpus.folder.parent), "--out", str(out),
+                   "--params", str(params), "--set", f"arch={arch}", "--set", f"call_uses_beliefs={uses}",
+                   "--set", "steps=3"])
+    saved = json.loads((out / "metrics.json").read_text())
+    assert saved == pytest.approx(metrics)
+    for key in ("call_accuracy", "bid_accuracy", "top3_accuracy", "call_ece", "partner_hcp_mae", "suit_length_mae",
+                "card_logloss", "card_brier"):
+        assert 0 <= saved[key] < 20, key
+    assert saved["decision_points"] == len(load_corpus_batch_calls(corpus, "test"))
+    assert saved["card_logloss_prior"] == pytest.approx(math.log(3))
+    assert saved["card_brier_prior"] == pytest.approx(2 / 3)
+    assert saved["top3_accuracy"] >= saved["call_accuracy"]
+    with open(out / "plots" / "by_position.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert sum(int(r["decision_points"]) for r in rows) == saved["decision_points"]
+    assert (out / "plots" / "calibration.csv").exists() and (out / "plots" / "train_log.csv").exists()
+    card = (out / "MODEL_CARD.md").read_text()
+    assert f"arch: {arch}" in card and "deal_id % 100" in card and f"{saved['call_accuracy']:.4f}" in card
+    bidder = Bidder.load(out)
+    assert bidder.model.config.arch == arch and bidder.model.config.call_uses_beliefs == uses
+
+
+def load_corpus_batch_calls(corpus, split):
+    return corpus.batch(corpus.sequences(split))["call"]
+
+
+def test_learns_the_toy_system(corpus, tmp_path):
+    """A few hundred steps on 240 training auctions: calls well above always-pass, beliefs better than the priors."""
+    cfg = TrainConfig(**{**TINY, "layers": 1, "hidden": 64, "batch_size": 32, "warmup": 20}, steps=250, lr=1e-2,
+                      min_lr=1e-3, dropout=0.0)
+    model = train(cfg, corpus, tmp_path, progress=False)["model"]
+    ids = corpus.sequences("train")
+    metrics = evaluate(model, corpus, ids, "cpu")["metrics"]
+    pass_rate = float((load_corpus_batch_calls(corpus, "train") == PASS).mean())
+    assert metrics["call_accuracy"] > pass_rate + 0.2, (metrics["call_accuracy"], pass_rate)
+    assert metrics["bid_accuracy"] > 0.6
+    assert metrics["partner_hcp_mae"] < metrics["partner_hcp_mae_prior"] - 0.8
+    assert metrics["suit_length_mae"] < metrics["suit_length_mae_prior"]
+    assert metrics["card_logloss"] < metrics["card_logloss_prior"] - 0.05
+    assert metrics["card_brier"] < metrics["card_brier_prior"] - 0.03
+
+
+@pytest.fixture(scope="module", params=["lstm", "mlp"])
+def bidder(corpus, tmp_path_factory, request):
+    out = tmp_path_factory.mktemp("bidder")
+    cfg = TrainConfig(**TINY, steps=5, arch=request.param)
+    train(cfg, corpus, out, progress=False)
+    return Bidder.load(out / "ckpt.pt")
+
+
+def random_queries(count: int, seed: int):
+    """Random hands and unfinished legal auction prefixes."""
+    rng = np.random.default_rng(seed)
+    hands, auctions, dealers = [], [], []
+    for _ in range(count):
+        dealer = int(rng.integers(4))
+        state = AuctionState.start(dealer)
+        for _ in range(int(rng.integers(0, 12))):
+            legal = np.flatnonzero(state.legal_mask())
+            call = int(rng.choice(legal[:5]))
+            state.add(call)
+            if state.finished:
+                state = replay(dealer, state.calls[:-1])
+                break
+        hands.append(rng.permutation(52)[:13])
+        auctions.append(list(state.calls))
+        dealers.append(dealer)
+    return np.array(hands), auctions, np.array(dealers)
+
+
+def test_bidder_never_proposes_an_illegal_call(bidder):
+    hands, auctions, dealers = random_queries(200, seed=3)
+    probs = bidder.next_call_batch(hands, auctions, vul=2, dealer=dealers)
+    assert probs.shape == (200, 38)
+    np.testing.assert_allclose(probs.sum(axis=1), 1, atol=1e-5)
+    for p, auction, dealer in zip(probs, auctions, dealers):
+        illegal = ~replay(int(dealer), auction).legal_mask()
+        assert (p[illegal] == 0).all()
+
+
+def test_bidder_batched_equals_single_and_beliefs_are_distributions(bidder):
+    hands, auctions, dealers = random_queries(6, seed=4)
+    batch = bidder.predict(hands, auctions, vul=1, dealer=dealers)
+    for i in range(6):
+        single = bidder.next_call(hands[i], auctions[i], 1, int(dealers[i]))
+        np.testing.assert_allclose(single, batch["call"][i], atol=1e-5)
+        beliefs = bidder.beliefs(hands[i], auctions[i], 1, int(dealers[i]))
+        np.testing.assert_allclose(beliefs.cards, batch["cards"][i], atol=1e-5)
+        assert beliefs.partner_hcp.shape == (38,) and beliefs.suit_lengths.shape == (3, 4, 14)
+        np.testing.assert_allclose(beliefs.cards.sum(-1), 1, atol=1e-5)
+        np.testing.assert_allclose(beliefs.suit_lengths.sum(-1), 1, atol=1e-5)
+        mine = np.zeros(52, bool)
+        mine[hands[i]] = True
+        assert (beliefs.cards[mine, 0] == 1).all() and (beliefs.cards[~mine, 0] == 0).all()
+
+
+def test_bidder_agrees_with_the_training_forward(bidder, corpus):
+    """The same decision point through Corpus.batch (teacher forcing) and through Bidder.predict."""
+    ids = corpus.sequences("test")[:40]
+    raw = corpus.batch(ids, features480=bidder.model.config.arch == "mlp")
+    with torch.no_grad():
+        trained = bidder.model(to_tensors(raw, "cpu"))["call"].softmax(-1).numpy()
+    hands, auctions, vuls, dealers = [], [], [], []
+    for row, t in zip(raw["row"], raw["position"]):
+        auction, player = divmod(int(ids[row]), 4)
+        calls = corpus.calls[corpus.offsets[auction]:corpus.offsets[auction + 1]].tolist()
+        hands.append(np.flatnonzero(np.asarray(corpus.owner[auction]) == player))
+        auctions.append(calls[:t])
+        vuls.append(int(corpus.vul[auction]))
+        dealers.append(int(corpus.dealer[auction]))
+    served = bidder.next_call_batch(np.array(hands), auctions, np.array(vuls), np.array(dealers))
+    np.testing.assert_allclose(served, trained, atol=1e-5)
+
+
+def test_bidder_rejects_finished_or_illegal_auctions(bidder):
+    hand = np.arange(13)
+    with pytest.raises(ValueError, match="illegal or already finished"):
+        bidder.next_call(hand, [parse_call("1H"), PASS, PASS, PASS], 0, 0)
+    with pytest.raises(ValueError, match="illegal or already finished"):
+        bidder.next_call(hand, [parse_call("1H"), parse_call("1C")], 0, 0)
+    with pytest.raises(ValueError, match="same card twice"):
+        bidder.next_call([0] * 13, [], 0, 0)
+
+
+def test_toy_auctions_are_complete_and_legal():
+    owner = np.repeat(np.arange(4, dtype=np.int8), 13)
+    calls = toy_auction(owner, dealer=0)
+    assert replay(0, calls).finished

@@ -1,0 +1,309 @@
+"""Decision points for the bidding system model (BSM).
+
+A decision point is one call of one complete auction, seen by the player who made it: their 13
+cards, the calls before it, vulnerability and seats. The records shards are read once into compact
+per-auction arrays (flat calls + offsets, owner, dealer, vulnerability, deal_id, split, source),
+saved as .npy under a folder named by a hash of the input files and memory-mapped afterwards; each
+batch is encoded from them on the fly with vectorised numpy, so nothing is re-parsed per epoch.
+
+The training unit is a *seat sequence*: one auction seen by one of its four players (id =
+auction * 4 + seat). A recurrent model reads the auction once and answers at each of that player's
+turns, so one sequence carries all of the player's decision points (the model is causal)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import polars as pl
+
+from bridgeflow.dataset.encodings import CARD_HCP, DOUBLE, NUM_CALLS, PASS, REDOUBLE, split_of
+
+CACHE_VERSION = 1
+SPLITS = ("train", "valid", "test")
+COLUMNS = ["deal_id", "owner", "dealer", "vulnerability", "auction", "auction_complete", "source_format"]
+START, PAD = NUM_CALLS, NUM_CALLS + 1  # extra tokens of the recurrent input: before the first call, padding
+STATIC = 52 + 2 + 4  # my cards, vulnerable (we, they), my seat relative to dealer
+OPENSPIEL_FEATURES = 480
+# OpenSpiel numbers cards 4 * rank + suit; OPENSPIEL_CARD[i] is our card at OpenSpiel position i.
+OPENSPIEL_CARD = np.array([(i % 4) * 13 + i // 4 for i in range(52)])
+
+
+# ------------------------------------------------------------------ auction rules, vectorised
+
+def auction_scan(calls: np.ndarray, dealer: np.ndarray) -> dict[str, np.ndarray]:
+    """The state before each step of padded auctions (`calls` [B, T], -1 = no call): last bid,
+    its bidder's seat, doubled 0/1/2, finished. Mirrors auction.AuctionState over a batch."""
+    batch, steps = calls.shape
+    last_bid = np.full(batch, -1, np.int16)
+    last_bidder = np.full(batch, -1, np.int16)
+    doubled = np.zeros(batch, np.int16)
+    passes = np.zeros(batch, np.int16)
+    out = {name: np.empty((batch, steps), np.int16) for name in ("last_bid", "last_bidder", "doubled", "passes")}
+    for t in range(steps):
+        out["last_bid"][:, t], out["last_bidder"][:, t] = last_bid, last_bidder
+        out["doubled"][:, t], out["passes"][:, t] = doubled, passes
+        call = calls[:, t]
+        made = call >= 0
+        bid = call > REDOUBLE
+        last_bid = np.where(bid, call, last_bid)
+        last_bidder = np.where(bid, (dealer + t) % 4, last_bidder)
+        doubled = np.where(bid, 0, np.where(call == DOUBLE, 1, np.where(call == REDOUBLE, 2, doubled)))
+        passes = np.where(call == PASS, passes + 1, np.where(made, 0, passes))
+    out["finished"] = (out["passes"] >= 4) | ((out["last_bid"] >= 0) & (out["passes"] >= 3))
+    return out
+
+
+def legal_masks(state: dict[str, np.ndarray], seat: np.ndarray) -> np.ndarray:
+    """bool[..., 38] legal calls for `seat` in the scanned `state` (any matching leading shape)."""
+    last_bid, doubled = state["last_bid"], state["doubled"]
+    mask = np.arange(NUM_CALLS) > np.maximum(last_bid, REDOUBLE)[..., None]
+    opponents_bid = (state["last_bidder"] - seat) % 2 == 1
+    mask[..., PASS] = True
+    mask[..., DOUBLE] = (last_bid >= 0) & opponents_bid & (doubled == 0)
+    mask[..., REDOUBLE] = (last_bid >= 0) & ~opponents_bid & (doubled == 1)
+    mask &= ~state["finished"][..., None]
+    return mask
+
+
+def auction_status(calls: np.ndarray, dealer: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(every given call legal [B], auction finished after its calls [B]) for padded `calls`."""
+    steps = calls.shape[1]
+    state = auction_scan(np.concatenate([calls, np.full((len(calls), 1), -1, calls.dtype)], axis=1), dealer)
+    seat = (dealer[:, None] + np.arange(steps + 1)) % 4
+    legal = legal_masks(state, seat)[:, :steps]
+    made = calls >= 0
+    ok = np.take_along_axis(legal, np.where(made, calls, 0)[..., None].astype(np.int64), axis=2)[..., 0]
+    length = made.sum(axis=1)
+    finished = state["finished"][np.arange(len(calls)), length]
+    return (ok | ~made).all(axis=1), finished
+
+
+# ------------------------------------------------------------------ encoding
+
+def openspiel_history_bits(calls: np.ndarray, dealer: np.ndarray, player: np.ndarray, last_bid: np.ndarray) -> np.ndarray:
+    """For each call, the bit it sets in OpenSpiel's 424-wide bidding history seen by `player`
+    (-1 = none): opening passes by relative seat, then per bid 4 bidders x (bid, X, XX)."""
+    steps = calls.shape[1]
+    relative = (dealer[:, None] + np.arange(steps) - player[:, None]) % 4
+    anchor = 4 + (np.maximum(last_bid, 3) - 3) * 12 + relative
+    bits = np.full(calls.shape, -1, np.int64)
+    bits = np.where((calls == PASS) & (last_bid < 0), relative, bits)
+    bits = np.where(calls == DOUBLE, anchor + 4, bits)
+    bits = np.where(calls == REDOUBLE, anchor + 8, bits)
+    return np.where(calls > REDOUBLE, 4 + (calls.astype(np.int64) - 3) * 12 + relative, bits)
+
+
+def encode(
+    hand: np.ndarray, player: np.ndarray, dealer: np.ndarray, vul: np.ndarray, calls: np.ndarray,
+    decision: np.ndarray, features480: bool, owner: np.ndarray | None = None,
+) -> dict[str, np.ndarray]:
+    """Model inputs (and targets when `owner` is given) for a batch of seat sequences.
+
+    hand bool[B, 52] the player's cards; calls int[B, T] (-1 = none); decision bool[B, T] marks
+    the steps to answer (step t predicts calls[:, t]). Per-sequence arrays feed the recurrent
+    trunk; per-decision-point arrays ([N, ...], row-major order of `decision`) feed the heads."""
+    batch, steps = calls.shape
+    player, dealer, vul = (np.asarray(x, np.int64) for x in (player, dealer, vul))
+    tokens = np.full((batch, steps), START, np.int64)
+    tokens[:, 1:] = np.where(calls[:, :-1] >= 0, calls[:, :-1], PAD)
+    vul_ns, vul_ew = np.isin(vul, (1, 3)), np.isin(vul, (2, 3))
+    we = np.where(player % 2 == 0, vul_ns, vul_ew)
+    they = np.where(player % 2 == 0, vul_ew, vul_ns)
+    static = np.zeros((batch, STATIC), np.float32)
+    static[:, :52] = hand
+    static[:, 52], static[:, 53] = we, they
+    static[np.arange(batch), 54 + (player - dealer) % 4] = 1
+    row, position = np.nonzero(decision)
+    state = auction_scan(calls, dealer)
+    at = {name: value[row, position] for name, value in state.items()}
+    out = {
+        "tokens": tokens,
+        "turn": (dealer[:, None] + np.arange(steps) - player[:, None]) % 4,
+        "static": static,
+        "decision": decision,
+        "row": row,
+        "position": position,
+        "legal": legal_masks(at, player[row]),
+        "mine": hand[row].astype(bool),
+    }
+    if features480:
+        bits = openspiel_history_bits(calls, dealer, player, state["last_bid"])[row]
+        seen = (np.arange(steps) < position[:, None]) & (bits >= 0)
+        x = np.zeros((len(row), OPENSPIEL_FEATURES), np.float32)
+        x[np.arange(len(row)), we[row].astype(np.int64)] = 1
+        x[np.arange(len(row)), 2 + they[row].astype(np.int64)] = 1
+        x[np.nonzero(seen)[0], 4 + bits[seen]] = 1
+        x[:, 428:] = hand[row][:, OPENSPIEL_CARD]
+        out["x480"] = x
+    if owner is not None:
+        relative = ((owner[row].astype(np.int64) - player[row, None]) % 4)  # 0 me, 1 LHO, 2 partner, 3 RHO
+        out["call"] = calls[row, position].astype(np.int64)
+        out["holder"] = relative
+        out["partner_hcp"] = (CARD_HCP * (relative == 2)).sum(axis=1).astype(np.int64)
+        grid = relative.reshape(-1, 4, 13)
+        out["lengths"] = np.stack([(grid == k).sum(axis=2) for k in (1, 2, 3)], axis=1).astype(np.int64)
+    return out
+
+
+# ------------------------------------------------------------------ the cache
+
+def record_files(records: Path) -> list[Path]:
+    return sorted(path for path in Path(records).rglob("*.parquet") if not path.name.startswith("."))
+
+
+def cache_key(files: Sequence[Path], records: Path) -> str:
+    """Hash of the input files' names, sizes and mtimes (and the cache layout version)."""
+    digest = hashlib.blake2b(f"bsm-cache-{CACHE_VERSION}".encode(), digest_size=8)
+    for path in files:
+        stat = path.stat()
+        digest.update(f"\0{path.relative_to(records)}\0{stat.st_size}\0{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()
+
+
+def _read_auctions(path: Path) -> dict[str, np.ndarray]:
+    """The usable rows of one shard: complete auction, complete deal. Read with polars: pyarrow 25
+    cannot read back a null fixed-size-list `owner` (apache/arrow#35692), which a record without
+    a deal has."""
+    frame = pl.read_parquet(path, columns=COLUMNS).with_columns(pl.col("owner").cast(pl.List(pl.Int8))).filter(
+        pl.col("auction_complete").fill_null(False)
+        & pl.all_horizontal([pl.col(name).is_not_null() for name in ("deal_id", "owner", "dealer", "vulnerability", "auction")])
+        & (pl.col("auction").list.len() >= 4)
+        & (pl.col("owner").list.len() == 52)
+    )
+    return {
+        "calls": frame["auction"].explode().to_numpy().astype(np.int8),
+        "length": frame["auction"].list.len().to_numpy().astype(np.int64),
+        "owner": frame["owner"].explode().to_numpy().astype(np.int8).reshape(-1, 52),
+        "dealer": frame["dealer"].to_numpy().astype(np.int8),
+        "vul": frame["vulnerability"].to_numpy().astype(np.int8),
+        "deal_id": frame["deal_id"].to_numpy().astype(np.uint64),
+        "source": frame["source_format"].to_numpy(),
+    }
+
+
+def _playable(calls: np.ndarray, length: np.ndarray, dealer: np.ndarray, block: int = 65536) -> np.ndarray:
+    """bool per auction: every call legal and the auction finished exactly at its last call."""
+    offsets = np.concatenate([[0], np.cumsum(length)])
+    ok = np.zeros(len(length), bool)
+    for first in range(0, len(length), block):
+        last = min(first + block, len(length))
+        width = max(int(length[first:last].max()), 1)
+        padded = np.full((last - first, width), -1, np.int16)
+        padded[np.arange(width) < length[first:last, None]] = calls[offsets[first]:offsets[last]]
+        legal, finished = auction_status(padded, dealer[first:last].astype(np.int64))
+        ok[first:last] = legal & finished
+    return ok
+
+
+def build_cache(records: Path, cache_root: Path) -> Path:
+    """Read every *.parquet under `records` once into `cache_root/<key>/`; reuse it if present."""
+    records, cache_root = Path(records), Path(cache_root)
+    files = record_files(records)
+    if not files:
+        raise FileNotFoundError(f"no *.parquet files under {records}")
+    folder = cache_root / cache_key(files, records)
+    if (folder / "meta.json").exists():
+        return folder
+    parts = [_read_auctions(path) for path in files]
+    data = {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
+    usable = _playable(data["calls"], data["length"], data["dealer"]) & (data["owner"] >= 0).all(axis=1)
+    sources, source = np.unique(data["source"][usable].astype(str), return_inverse=True)
+    sources = sources.tolist()
+    arrays = {
+        "calls": data["calls"][np.repeat(usable, data["length"])],
+        "offsets": np.concatenate([[0], np.cumsum(data["length"][usable])]).astype(np.int64),
+        "owner": data["owner"][usable],
+        "dealer": data["dealer"][usable],
+        "vul": data["vul"][usable],
+        "deal_id": data["deal_id"][usable],
+        "split": np.array([SPLITS.index(split_of(int(d))) for d in data["deal_id"][usable]], np.int8),
+        "source": source.astype(np.int8),
+    }
+    meta = {
+        "records": str(records), "files": [str(path.relative_to(records)) for path in files],
+        "auctions": int(usable.sum()), "rejected_illegal": int((~usable).sum()),
+        "decision_points": int(len(arrays["calls"])), "sources": sources,
+        "auctions_by_split": {name: int((arrays["split"] == i).sum()) for i, name in enumerate(SPLITS)},
+    }
+    staging = cache_root / f".{folder.name}.tmp-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    for name, value in arrays.items():
+        np.save(staging / f"{name}.npy", value)
+    (staging / "meta.json").write_text(json.dumps(meta, indent=2))
+    shutil.rmtree(folder, ignore_errors=True)
+    os.replace(staging, folder)
+    return folder
+
+
+@lru_cache(maxsize=4)
+def _permutation(n: int, seed: int, epoch: int) -> np.ndarray:
+    return np.random.default_rng([seed, epoch]).permutation(n)
+
+
+def batch_rows(n: int, batch_size: int, seed: int, step: int) -> np.ndarray:
+    """Rows 0..n-1 of training batch `step`. Each epoch is a permutation seeded by (seed, epoch),
+    so a batch is a pure function of (seed, step) and a resumed run sees the same data."""
+    positions = np.arange(step * batch_size, (step + 1) * batch_size)
+    epochs = positions // n
+    rows = np.empty(batch_size, np.int64)
+    for epoch in np.unique(epochs):
+        chosen = epochs == epoch
+        rows[chosen] = _permutation(n, seed, int(epoch))[positions[chosen] % n]
+    return rows
+
+
+@dataclass
+class Corpus:
+    """The memory-mapped per-auction arrays of one cache folder."""
+
+    folder: Path
+    calls: np.ndarray
+    offsets: np.ndarray
+    owner: np.ndarray
+    dealer: np.ndarray
+    vul: np.ndarray
+    deal_id: np.ndarray
+    split: np.ndarray
+    source: np.ndarray
+    meta: dict
+
+    @classmethod
+    def open(cls, folder: Path) -> "Corpus":
+        folder = Path(folder)
+        arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in
+                  ("calls", "offsets", "owner", "dealer", "vul", "deal_id", "split", "source")}
+        return cls(folder=folder, meta=json.loads((folder / "meta.json").read_text()), **arrays)
+
+    def sequences(self, split: str, sources: str | Sequence[str] = "all") -> np.ndarray:
+        """Seat-sequence ids (auction * 4 + seat) of one split, restricted to `sources` (source_format values)."""
+        chosen = np.asarray(self.split) == SPLITS.index(split)
+        if sources != "all":
+            chosen &= np.isin(self.source, [i for i, name in enumerate(self.meta["sources"]) if name in sources])
+        auctions = np.flatnonzero(chosen)
+        return (auctions[:, None] * 4 + np.arange(4)).reshape(-1)
+
+    def batch(self, ids: np.ndarray, features480: bool = False) -> dict[str, np.ndarray]:
+        """Encoded inputs and targets of seat sequences `ids`: every call of each auction made by the sequence's player."""
+        auction, player = ids // 4, ids % 4
+        start = self.offsets[auction]
+        length = self.offsets[auction + 1] - start
+        steps = np.arange(int(length.max()))
+        valid = steps < length[:, None]
+        calls = np.where(valid, self.calls[np.where(valid, start[:, None] + steps, 0)], -1).astype(np.int16)
+        dealer = self.dealer[auction].astype(np.int64)
+        owner = self.owner[auction]
+        decision = valid & ((dealer[:, None] + steps) % 4 == player[:, None])
+        return encode(owner == player[:, None], player, dealer, self.vul[auction], calls, decision, features480, owner)
+
+
+def load_corpus(records: Path, cache_root: Path) -> Corpus:
+    return Corpus.open(build_cache(records, cache_root))

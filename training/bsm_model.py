@@ -1,0 +1,127 @@
+"""The bidding system model (BSM): a trunk that reads what the player to call knows, and heads that
+say what to call and what the player believes about the hidden hands.
+
+Trunks: a stacked recurrent net (LSTM / GRU / vanilla RNN) over the auction, as in the BSM paper
+(3 x 512, call embedding 128) and its GRU variant; or OpenSpiel's fixed 480-feature encoding
+through an MLP (4 x 1024), the imitation baseline of Lockhart et al., for comparison.
+
+Heads, per decision point: the next call (38, illegal calls at -inf so they get probability 0),
+partner's HCP (0..37), each other player's length in each suit (0..13), and for each card who
+holds it (me, LHO, partner, RHO; my own cards are certain, so only the unseen 39 are learnt). As
+in the BSM the call head may also read the beliefs (detached, so the call loss cannot bend what
+the model says it believes) and the legal-call vector.
+
+The recurrent trunk hands the heads its state together with the player's own inputs (cards,
+vulnerability, seat), so facts that follow from the hand alone need not survive the recurrence;
+on the toy corpus this lifted 250-step call accuracy from 0.87 to 0.98 and brought the suit-length
+and card beliefs below their priors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from bridgeflow.dataset.encodings import NUM_CALLS
+
+from .bsm_data import OPENSPIEL_FEATURES, PAD, STATIC
+
+RECURRENT = {"lstm": nn.LSTM, "gru": nn.GRU, "rnn": nn.RNN}
+HCP_CLASSES = 38  # 0..37
+LENGTH_CLASSES = 14  # 0..13
+OTHERS = ("LHO", "partner", "RHO")  # relative seats 1, 2, 3
+BELIEF_WIDTH = HCP_CLASSES + 3 * 4 * LENGTH_CLASSES + 52 * 3
+
+
+@dataclass
+class BSMConfig:
+    arch: str = "lstm"  # lstm | gru | rnn | mlp
+    layers: int = 2
+    hidden: int = 256
+    embed: int = 64
+    mlp_layers: int = 4
+    mlp_hidden: int = 1024
+    dropout: float = 0.1
+    call_uses_beliefs: bool = True
+
+
+def head(width_in: int, width: int, width_out: int) -> nn.Module:
+    return nn.Sequential(nn.Linear(width_in, width), nn.ReLU(), nn.Linear(width, width_out))
+
+
+class BSM(nn.Module):
+    def __init__(self, config: BSMConfig):
+        super().__init__()
+        self.config = config
+        if config.arch in RECURRENT:
+            self.embed = nn.Embedding(PAD + 1, config.embed)
+            self.rnn = RECURRENT[config.arch](
+                config.embed + STATIC + 4, config.hidden, config.layers, batch_first=True,
+                dropout=config.dropout if config.layers > 1 else 0.0,
+            )
+            width, inner = config.hidden + STATIC, config.hidden
+        elif config.arch == "mlp":
+            layers, width_in = [], OPENSPIEL_FEATURES
+            for _ in range(config.mlp_layers):
+                layers += [nn.Linear(width_in, config.mlp_hidden), nn.ReLU(), nn.Dropout(config.dropout)]
+                width_in = config.mlp_hidden
+            self.mlp = nn.Sequential(*layers)
+            width = inner = config.mlp_hidden
+        else:
+            raise ValueError(f"arch must be one of {sorted(RECURRENT) + ['mlp']}, not {config.arch!r}")
+        self.drop = nn.Dropout(config.dropout)
+        self.hcp_head = head(width, inner, HCP_CLASSES)
+        self.length_head = head(width, inner, 3 * 4 * LENGTH_CLASSES)
+        self.card_head = head(width, inner, 52 * 4)
+        extra = BELIEF_WIDTH + NUM_CALLS if config.call_uses_beliefs else 0
+        self.call_head = head(width + extra, inner, NUM_CALLS)
+
+    def trunk(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """[N, width]: one state per decision point (recurrent: the state, then the static inputs)."""
+        if self.config.arch == "mlp":
+            return self.mlp(batch["x480"])
+        tokens = batch["tokens"]
+        steps = tokens.shape[1]
+        x = torch.cat([
+            self.embed(tokens),
+            batch["static"][:, None, :].expand(-1, steps, -1),
+            F.one_hot(batch["turn"], 4).float(),
+        ], dim=2)
+        states, _ = self.rnn(x)
+        row = batch["decision"].nonzero()[:, 0]
+        return torch.cat([self.drop(states[batch["decision"]]), batch["static"][row]], dim=1)
+
+    def forward(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        h = self.trunk(batch)
+        n = h.shape[0]
+        mine = batch["mine"]
+        cards = self.card_head(h).view(n, 52, 4)
+        holder_allowed = torch.cat([mine[..., None], (~mine)[..., None].expand(-1, -1, 3)], dim=2)
+        out = {
+            "hcp": self.hcp_head(h),
+            "lengths": self.length_head(h).view(n, 3, 4, LENGTH_CLASSES),
+            "cards": cards.masked_fill(~holder_allowed, float("-inf")),
+        }
+        call_in = h
+        if self.config.call_uses_beliefs:
+            beliefs = torch.cat([
+                out["hcp"].softmax(-1),
+                out["lengths"].softmax(-1).flatten(1),
+                out["cards"].softmax(-1)[..., 1:].flatten(1),
+            ], dim=1).detach()
+            call_in = torch.cat([h, beliefs, batch["legal"].float()], dim=1)
+        out["call"] = self.call_head(call_in).masked_fill(~batch["legal"], float("-inf"))
+        return out
+
+
+def losses(out: dict[str, torch.Tensor], batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Mean cross-entropy of each head; the card loss counts only the 39 cards the player cannot see."""
+    unseen = ~batch["mine"]
+    return {
+        "call": F.cross_entropy(out["call"], batch["call"]),
+        "hcp": F.cross_entropy(out["hcp"], batch["partner_hcp"]),
+        "lengths": F.cross_entropy(out["lengths"].reshape(-1, LENGTH_CLASSES), batch["lengths"].reshape(-1)),
+        "cards": F.cross_entropy(out["cards"][unseen], batch["holder"][unseen]),
+    }
