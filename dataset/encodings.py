@@ -176,11 +176,15 @@ def parse_pbn_hand(text: str) -> list[int]:
 
 def deal_to_pbn(owner: np.ndarray | Sequence[int], first: int = N) -> str:
     """owner -> 'N:hand hand hand hand' (clockwise from `first`); an unknown hand is '-'."""
-    hands = hands_from_owner(owner)
+    holdings = [[[] for _ in range(4)] for _ in range(4)]  # [seat][suit S,H,D,C] rank chars
+    for card, seat in zip(range(51, -1, -1), reversed(np.asarray(owner).tolist())):
+        if seat >= 0:
+            holdings[seat][3 - card // 13].append(RANKS[card % 13])
     parts = []
     for k in range(4):
         seat = (first + k) % 4
-        parts.append(hand_to_pbn(hands[seat]) if hands[seat] else "-")
+        suits = holdings[seat]
+        parts.append(".".join("".join(suit) for suit in suits) if any(suits) else "-")
     return f"{SEATS[first]}:" + " ".join(parts)
 
 

@@ -64,6 +64,7 @@ class BoardRecord:
     auction: list[int] | None = None  # call indices from dealer; None = no auction given
     alerts: list[bool] | None = None
     explanations: list[str | None] | None = None
+    auction_complete: bool | None = None  # set by validate.check when there is an auction
 
     # The stated result (traveller line, PBN Contract/Declarer/Result, LIN rs), checked against
     # the auction and play by validate; filled from the auction when only that is given.

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import hashlib
 
+import numpy as np
 import pyarrow as pa
 
-from .auction import replay
 from .encodings import CARD_HCP, deal_id, deal_to_pbn
 from .record import BoardRecord, Rejected
 
@@ -18,6 +18,7 @@ from .record import BoardRecord, Rejected
 # null fixed-size list does not read back.
 OWNER = pa.list_(pa.int8())  # 52
 DD_TABLE = pa.list_(pa.int8())  # 20
+CARD_SUIT = np.arange(52) // 13
 
 RECORDS = pa.schema(
     [
@@ -92,12 +93,10 @@ def records_row(record: BoardRecord, record_id_value: int) -> dict:
     complete = owner is not None and bool((owner >= 0).all())
     hcp = suit_lengths = None
     if owner is not None:
-        hcp = [int(CARD_HCP[owner == seat].sum()) for seat in range(4)]
-        grid = owner.reshape(4, 13)
-        suit_lengths = [int((grid[suit] == seat).sum()) for seat in range(4) for suit in range(4)]
-    auction_complete = None
-    if record.auction is not None and record.dealer is not None:
-        auction_complete = replay(record.dealer, record.auction).finished
+        held = owner >= 0
+        seats = owner[held].astype(np.int64)
+        hcp = np.bincount(seats, weights=CARD_HCP[held], minlength=4).astype(int).tolist()
+        suit_lengths = np.bincount(seats * 4 + CARD_SUIT[held], minlength=16).tolist()
     contract = None
     if record.contract_level == 0:
         contract = "Pass"
@@ -131,7 +130,7 @@ def records_row(record: BoardRecord, record_id_value: int) -> dict:
         "auction": record.auction,
         "alerts": record.alerts,
         "explanations": record.explanations,
-        "auction_complete": auction_complete,
+        "auction_complete": record.auction_complete,
         "contract": contract,
         "contract_level": record.contract_level,
         "contract_strain": record.contract_strain,

@@ -71,6 +71,7 @@ def _check_auction_and_contract(record: BoardRecord) -> None:
         state = replay(record.dealer, record.auction)
     except IllegalCall as error:
         raise RecordError(Reason.ILLEGAL_CALL, str(error), f"auction[{len(_prefix_ok(record))}]") from None
+    record.auction_complete = state.finished
     if not state.finished:
         _check_stated_contract_shape(record)
         return
