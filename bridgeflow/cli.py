@@ -14,6 +14,7 @@ VERBS = {
     "ddlabel": ("bridgeflow.pipelines.ddlabel", "double-dummy tables and par for every distinct deal (Beam + DDS)"),
     "catalog": ("bridgeflow.dataset.catalog", "build the DuckDB catalog (views + macros) over the shards"),
     "bsm": ("bridgeflow.training.bsm_train", "train the bidding system model (BSM): next call + hand understanding"),
+    "nndda": ("bridgeflow.training.nndda_train", "train NN-DDA, the fast neural DD estimator, on the DD store"),
     "explain": ("bridgeflow.training.explain", "a trained BSM's call probabilities and beliefs for one hand (PNG + text)"),
 }
 

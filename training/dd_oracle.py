@@ -1,0 +1,75 @@
+"""The real deals with exact DD tables of ../shared/data/oracle (see its README), as arrays, for
+evaluating NN-DDA in documented runs and tests; never a default pipeline input.
+
+Parsing is dataset/ddformats.py's; this only gathers the full deals with all 20 cells known:
+DDS `dds_hands/list*.txt` and `largest.txt` (real deals, many repeated across lists) and every
+macroxue results file and folder (random deals; an independent solver, verified equal to DDS)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from bridgeflow.dataset import ddformats
+from bridgeflow.dataset.encodings import deal_id
+from bridgeflow.dataset.record import BoardRecord
+from bridgeflow.dataset.schema import DD_LABELS
+
+
+def oracle_sources(root: Path) -> list[Path]:
+    dds, xue = root / "dds_hands", root / "macroxue_bridge_solver"
+    return (sorted(dds.glob("list*.txt")) + [dds / "largest.txt", xue / "comparison" / "results.5k_deals.txt"]
+            + sorted(p for p in xue.iterdir() if (p / "RESULTS").is_file()))
+
+
+def read_source(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """One oracle file or folder -> owners int8[n, 52], tables int8[n, 4, 5] of its full deals."""
+    owners, tables = [], []
+    for record in ddformats.load(path):
+        if isinstance(record, BoardRecord) and record.dd_tricks is not None and None not in record.dd_tricks:
+            owners.append(np.asarray(record.owner, dtype=np.int8))
+            tables.append(np.asarray(record.dd_tricks, dtype=np.int8).reshape(4, 5))
+    return np.stack(owners), np.stack(tables)
+
+
+def load_oracle(root: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """All oracle deals -> (deal_ids uint64[n], owners, tables), one row per distinct deal, sorted
+    by deal_id. Raises if one deal has two different tables."""
+    parts = [read_source(path) for path in oracle_sources(Path(root))]
+    owners = np.concatenate([o for o, _ in parts])
+    tables = np.concatenate([t for _, t in parts])
+    ids = np.array([deal_id(o) for o in owners], dtype=np.uint64)
+    ids, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    if (tables != tables[first][inverse]).any():
+        raise ValueError("the same deal has two different tables in the oracle files")
+    return ids, owners[first], tables[first]
+
+
+def dd_store_table(ids: np.ndarray, owners: np.ndarray, tables: np.ndarray, solver: str = "dds",
+                   solver_version: str = "oracle files (tables verified equal to DDS)") -> pa.Table:
+    """Rows in the DD store's schema, par left null, so oracle deals can stand in for a ddlabel
+    run. (pyarrow 25 cannot read a null fixed-size list back from Parquet: read the columns the
+    trainer uses, as it does.)"""
+    n = len(ids)
+    return pa.table({
+        "deal_id": pa.array(ids, pa.uint64()),
+        "owner": pa.FixedSizeListArray.from_arrays(pa.array(np.asarray(owners, np.int8).ravel()), 52),
+        "dd_tricks": pa.FixedSizeListArray.from_arrays(pa.array(np.asarray(tables, np.int8).ravel()), 20),
+        "par_score": pa.nulls(n, DD_LABELS.field("par_score").type),
+        "par_contracts": pa.nulls(n, DD_LABELS.field("par_contracts").type),
+        "solver": pa.array([solver] * n),
+        "solver_version": pa.array([solver_version] * n),
+    }, schema=DD_LABELS)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description="Write the oracle deals as a DD-store file (for documented runs).")
+    parser.add_argument("--oracle", required=True, help="the shared/data/oracle folder")
+    parser.add_argument("--out", required=True, help="output folder; writes oracle.parquet")
+    args = parser.parse_args()
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    pq.write_table(dd_store_table(*load_oracle(args.oracle)), Path(args.out) / "oracle.parquet")

@@ -1,0 +1,317 @@
+"""Train NN-DDA on the DD store (`bridgeflow nndda`).
+
+Reads the DD store --dd (ddlabel's --out: labels/*.parquet, schema.DD_LABELS, or Parquet files
+right in the folder), keeps only exact labels (solver == "dds": an estimate never trains the
+estimator), splits deal-disjoint by deal_id and trains with a random one of the 96 exact DD
+symmetries per example. Writes to --out:
+  nndda.pt       the model (DDEstimator.load)
+  ckpt.pt        resumable state, written every ckpt_every steps; a rerun with the same params and
+                 data resumes from it, so a killed run loses at most ckpt_every steps
+  metrics.json   test-split (and --oracle) accuracy, make/fail flips, per strain, per symmetry set
+  plots/         curve.csv (valid accuracy by step), flips.csv (flip rate by level and strain)
+  MODEL_CARD.md  data, split, params, metrics
+Deterministic given params.seed (and the thread count)."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import math
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import torch
+import torch.nn.functional as F
+import yaml
+from tqdm import tqdm
+
+from bridgeflow.dataset.dd import SOLVER_NAME
+from bridgeflow.dataset.encodings import STRAINS, split_of
+from bridgeflow.pipelines.ddlabel import label_files
+
+from . import symmetry
+from .dd_estimator import DDEstimator
+from .nndda_model import NNDDA, NNDDAConfig
+
+log = logging.getLogger(__name__)
+
+DEFAULTS = {
+    "seed": 0,
+    "hidden": NNDDAConfig.hidden,  # the default size meets >= 100k deals/s on 2 cores
+    "layers": NNDDAConfig.layers,
+    "head": NNDDAConfig.head,  # ce (a distribution per cell) | mse
+    "augment": True,  # a random exact DD symmetry per training example
+    "batch_size": 1024,
+    "steps": 5000,
+    "lr": 2e-3,
+    "weight_decay": 0.01,
+    "warmup": 500,
+    "max_deals": 0,  # use only the first N training deals (by deal_id); 0 = all. For learning curves
+    "eval_every": 1000,
+    "ckpt_every": 1000,
+    "threads": 2,
+    "eval_symmetries": ["id", "rot", "suits", "all"],
+}
+# Params that do not change the trained weights: a checkpoint stays valid when only these change.
+_NOT_TRAINING = ("eval_every", "ckpt_every", "threads", "eval_symmetries")
+LEVELS = range(1, 8)
+
+
+def load_params(path: str | None, overrides: list[str]) -> dict:
+    """DEFAULTS <- params.yaml's `nndda:` section <- `key=value` overrides (values parsed as YAML)."""
+    params = dict(DEFAULTS)
+    updates = dict((yaml.safe_load(Path(path).read_text()) or {}).get("nndda") or {}) if path else {}
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"--set wants key=value, got {item!r}")
+        updates[key] = yaml.safe_load(value)
+    unknown = set(updates) - set(DEFAULTS)
+    if unknown:
+        raise ValueError(f"unknown nndda params: {sorted(unknown)}")
+    params.update(updates)
+    return params
+
+
+def read_dd(dd_dir: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The DD store -> (deal_ids uint64[n], owners int8[n, 52], tables int8[n, 4, 5], rows dropped
+    as not exact), one row per deal_id, sorted by deal_id so file order does not matter."""
+    files = label_files(dd_dir)
+    if not files:
+        raise FileNotFoundError(f"no DD label files in {dd_dir}")
+    table = pa.concat_tables(pq.read_table(f, columns=["deal_id", "owner", "dd_tricks", "solver"]) for f in files)
+    exact = table["solver"].to_numpy(zero_copy_only=False) == SOLVER_NAME
+    ids = table["deal_id"].to_numpy()[exact]
+    owners = table["owner"].combine_chunks().flatten().to_numpy().reshape(-1, 52)[exact]
+    tables = table["dd_tricks"].combine_chunks().flatten().to_numpy().reshape(-1, 4, 5)[exact]
+    ids, first = np.unique(ids, return_index=True)
+    return ids, owners[first].astype(np.int8), tables[first].astype(np.int8), int((~exact).sum())
+
+
+def split_data(ids: np.ndarray, max_deals: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Split name per row (deal_id % 100) and row indices per split; train is cut to its first
+    max_deals rows when > 0 (rows are in deal_id order, a hash: a random, nested subset)."""
+    names = np.array([split_of(int(i)) for i in ids])
+    rows = {name: np.flatnonzero(names == name) for name in ("train", "valid", "test")}
+    if max_deals > 0:
+        rows["train"] = rows["train"][:max_deals]
+    return names, rows
+
+
+def dd_metrics(pred: np.ndarray, true: np.ndarray) -> dict:
+    """Accuracy of predicted DD tables against exact ones (any shape [..., 4, 5]): exact cells,
+    within one trick, mean abs error, bias, and make/fail flips: for each level 1..7 how often
+    (pred >= 6 + level) differs from (true >= 6 + level), over all cells; by strain too."""
+
+    def summary(p: np.ndarray, t: np.ndarray) -> dict:
+        err = p - t
+        flips = {str(level): float(((p >= 6 + level) != (t >= 6 + level)).mean()) for level in LEVELS}
+        return {
+            "exact": float((err == 0).mean()),
+            "within1": float((np.abs(err) <= 1).mean()),
+            "mae": float(np.abs(err).mean()),
+            "bias": float(err.mean()),
+            "flip_rate": float(np.mean(list(flips.values()))),
+            "flips_by_level": flips,
+        }
+
+    pred = pred.reshape(-1, 4, 5).astype(np.int64)
+    true = true.reshape(-1, 4, 5).astype(np.int64)
+    out = {"deals": len(true), **summary(pred, true)}
+    out["by_strain"] = {name: summary(pred[:, :, s], true[:, :, s]) for s, name in enumerate(STRAINS)}
+    return out
+
+
+def lr_at(step: int, params: dict) -> float:
+    """Linear warmup, then cosine decay to a tenth."""
+    if step < params["warmup"]:
+        return params["lr"] * (step + 1) / params["warmup"]
+    progress = (step - params["warmup"]) / max(1, params["steps"] - params["warmup"])
+    return params["lr"] * (0.1 + 0.45 * (1 + math.cos(math.pi * progress)))
+
+
+def loss_fn(out: torch.Tensor, tables: torch.Tensor, head: str) -> torch.Tensor:
+    """tables long[B, 20]."""
+    if head == "ce":
+        return F.cross_entropy(out.reshape(-1, out.shape[-1]), tables.reshape(-1))
+    return F.mse_loss(out, tables.float())
+
+
+@torch.no_grad()
+def valid_stats(model: NNDDA, owners: np.ndarray, tables: np.ndarray, head: str, chunk: int = 65536) -> dict:
+    model.eval()
+    loss, preds = 0.0, []
+    for start in range(0, len(owners), chunk):
+        out = model(torch.from_numpy(owners[start : start + chunk]))
+        y = torch.from_numpy(tables[start : start + chunk].reshape(-1, 20)).long()
+        loss += loss_fn(out, y, head).item() * len(y)
+        preds.append(out.argmax(-1) if head == "ce" else out.round().clamp(0, 13))
+    model.train()
+    err = torch.cat(preds).numpy().reshape(-1, 4, 5) - tables
+    return {"valid_loss": loss / len(owners), "valid_exact": float((err == 0).mean()),
+            "valid_within1": float((np.abs(err) <= 1).mean())}
+
+
+def save_atomic(obj: dict, path: Path) -> None:
+    tmp = path.with_suffix(".tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+def checkpoint(path: Path, state: dict) -> None:
+    """Resumable state (a separate function so tests can interrupt a run right after one)."""
+    save_atomic(state, path)
+
+
+def train(params: dict, owners: np.ndarray, tables: np.ndarray, valid: tuple[np.ndarray, np.ndarray], out: Path,
+          fingerprint: str) -> tuple[NNDDA, list[dict], float]:
+    """The training loop. Returns the model, the validation curve and the seconds spent training."""
+    torch.manual_seed(params["seed"])
+    rng = np.random.default_rng(params["seed"])
+    model_config = NNDDAConfig(params["hidden"], params["layers"], params["head"])
+    model = NNDDA(model_config)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=params["lr"], weight_decay=params["weight_decay"])
+    step, curve, seconds = 0, [], 0.0
+    run_key = {k: v for k, v in params.items() if k not in _NOT_TRAINING} | {"data": fingerprint}
+    ckpt_path = out / "ckpt.pt"
+    if ckpt_path.exists():
+        state = torch.load(ckpt_path, map_location="cpu", weights_only=True)
+        if state["run_key"] == run_key:
+            model.load_state_dict(state["model"])
+            optimizer.load_state_dict(state["optimizer"])
+            rng.bit_generator.state = state["rng"]
+            step, curve, seconds = state["step"], state["curve"], state["seconds"]
+            log.info("resuming from %s at step %d", ckpt_path, step)
+        else:
+            log.warning("%s is from other params or data: starting afresh", ckpt_path)
+
+    batch = params["batch_size"]
+    losses = []
+    model.train()
+    bar = tqdm(total=params["steps"] * batch, initial=step * batch, unit="sample", unit_scale=True, smoothing=0.1)
+    started = time.perf_counter() - seconds
+    while step < params["steps"]:
+        for group in optimizer.param_groups:
+            group["lr"] = lr_at(step, params)
+        rows = rng.integers(0, len(owners), batch)
+        x, y = owners[rows], tables[rows].reshape(-1, 20)
+        if params["augment"]:
+            g = rng.integers(0, symmetry.NUM, batch)
+            x, y = symmetry.transform_owners(x, g), symmetry.transform_cells(y, g)
+        loss = loss_fn(model(torch.from_numpy(x)), torch.from_numpy(y).long(), params["head"])
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        step += 1
+        losses.append(loss.item())
+        bar.update(batch)
+        if step % params["eval_every"] == 0 or step == params["steps"]:
+            stats = {"step": step, "lr": lr_at(step - 1, params), "train_loss": float(np.mean(losses))}
+            stats |= valid_stats(model, *valid, params["head"])
+            curve.append(stats)
+            losses = []
+            bar.set_postfix(loss=f"{stats['train_loss']:.3f}", valid_exact=f"{stats['valid_exact']:.3f}")
+        if step % params["ckpt_every"] == 0 or step == params["steps"]:
+            checkpoint(ckpt_path, {
+                "run_key": run_key, "step": step, "curve": curve, "seconds": time.perf_counter() - started,
+                "model": model.state_dict(), "optimizer": optimizer.state_dict(), "rng": rng.bit_generator.state,
+                "model_config": vars(model_config),
+            })
+    bar.close()
+    return model.eval(), curve, time.perf_counter() - started
+
+
+def evaluate(estimator: DDEstimator, owners: np.ndarray, tables: np.ndarray, symmetries: list[str]) -> dict:
+    """dd_metrics per symmetry-averaging set (speed is benchmarks/bench_nndda.py's business)."""
+    return {name: dd_metrics(estimator.tables(owners, symmetries=name), tables) for name in symmetries}
+
+
+def model_card(params: dict, data: dict, metrics: dict, num_params: int) -> str:
+    lines = [
+        "# NN-DDA model card", "",
+        "Estimates the double-dummy table [declarer N,E,S,W][strain C,D,H,S,NT] of a full deal.",
+        "Load with `bridgeflow.training.dd_estimator.DDEstimator.load`; rows it labels must say `solver=\"nn-dda\"`.",
+        "", "## Data", "",
+        f"- DD store: `{data['dd']}`; exact rows (solver '{SOLVER_NAME}') only, {data['dropped_not_exact']} other rows dropped",
+        f"- deals: {data['deals']} distinct; deal-disjoint split by deal_id % 100: "
+        f"train {data['train']} (used: {data['train_used']}), valid {data['valid']}, test {data['test']}",
+        f"- oracle evaluation deals (not in the train split): {data.get('oracle', 0)}",
+        "", "## Params", "", f"- {num_params:,} parameters",
+    ]
+    lines += [f"- {k}: {v}" for k, v in params.items()]
+    lines += ["", "## Metrics", "", "| set | symmetries | deals | exact | within 1 | MAE | flip rate | NT exact |",
+              "|---|---|---|---|---|---|---|---|"]
+    for set_name in ("test", "oracle"):
+        for sym, m in metrics.get(set_name, {}).items():
+            lines.append(f"| {set_name} | {sym} | {m['deals']} | {m['exact']:.4f} | {m['within1']:.4f} | {m['mae']:.3f} "
+                         f"| {m['flip_rate']:.4f} | {m['by_strain']['NT']['exact']:.4f} |")
+    lines += ["", "Symmetries: predictions averaged over that subgroup of the 96 exact DD symmetries (id = one",
+              "pass; rot = 4 seat rotations; suits = 24 suit permutations; all = 96).",
+              "Flip rate: for each level 1..7, how often the estimate changes whether a contract at that level",
+              "makes (tricks >= 6 + level), averaged over levels and all 20 cells. Full breakdown: metrics.json.", ""]
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="bridgeflow nndda", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dd", required=True, help="the DD store (ddlabel's --out, or a folder of DD_LABELS Parquet)")
+    parser.add_argument("--out", required=True, help="output folder (model, checkpoint, metrics, plots)")
+    parser.add_argument("--params", help="params.yaml with an `nndda:` section")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a param")
+    parser.add_argument("--oracle", help="also evaluate on the real deals of this oracle folder (shared/data/oracle)")
+    return parser.parse_args(argv)
+
+
+def run(argv: list[str] | None = None) -> dict:
+    args = parse_args(argv)
+    params = load_params(args.params, args.set)
+    torch.set_num_threads(params["threads"])
+    out = Path(args.out)
+    (out / "plots").mkdir(parents=True, exist_ok=True)
+
+    ids, owners, tables, dropped = read_dd(args.dd)
+    names, rows = split_data(ids, params["max_deals"])
+    if len(rows["train"]) == 0 or len(rows["valid"]) == 0:
+        raise ValueError(f"{args.dd}: need exact DD labels in both the train and valid splits")
+    data = {"dd": str(args.dd), "deals": len(ids), "dropped_not_exact": dropped, "train_used": len(rows["train"])}
+    data |= {name: int((names == name).sum()) for name in ("train", "valid", "test")}
+    fingerprint = hashlib.blake2b(ids[rows["train"]].tobytes() + tables[rows["train"]].tobytes(), digest_size=8).hexdigest()
+
+    model, curve, seconds = train(params, owners[rows["train"]], tables[rows["train"]],
+                                  (owners[rows["valid"]], tables[rows["valid"]]), out, fingerprint)
+    save_atomic({"model_config": vars(model.config), "model": model.state_dict(), "params": params, "data": data},
+                out / "nndda.pt")
+    estimator = DDEstimator.load(out / "nndda.pt")
+
+    metrics = {"data": data, "num_params": model.num_params(),
+               "train": {"steps": params["steps"], "seconds": seconds, "samples_per_s": params["steps"] * params["batch_size"] / seconds}}
+    if len(rows["test"]):
+        metrics["test"] = evaluate(estimator, owners[rows["test"]], tables[rows["test"]], params["eval_symmetries"])
+    if args.oracle:
+        from .dd_oracle import load_oracle
+
+        oracle_ids, oracle_owners, oracle_tables = load_oracle(Path(args.oracle))
+        unseen = ~np.isin(oracle_ids, ids[names == "train"])
+        data["oracle"] = int(unseen.sum())
+        metrics["oracle"] = evaluate(estimator, oracle_owners[unseen], oracle_tables[unseen], params["eval_symmetries"])
+
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    header = ["step", "lr", "train_loss", "valid_loss", "valid_exact", "valid_within1"]
+    (out / "plots" / "curve.csv").write_text(
+        ",".join(header) + "\n" + "".join(",".join(f"{row[k]:.6g}" for k in header) + "\n" for row in curve))
+    flips = ["set,strain,level,flip_rate"]
+    for set_name in ("test", "oracle"):
+        if set_name in metrics:
+            m = metrics[set_name][params["eval_symmetries"][0]]
+            for strain, sm in [("all", m)] + list(m["by_strain"].items()):
+                flips += [f"{set_name},{strain},{level},{rate:.6g}" for level, rate in sm["flips_by_level"].items()]
+    (out / "plots" / "flips.csv").write_text("\n".join(flips) + "\n")
+    (out / "MODEL_CARD.md").write_text(model_card(params, data, metrics, model.num_params()))
+    log.info("NN-DDA: %s", json.dumps({k: metrics[k][params["eval_symmetries"][0]]["exact"] for k in ("test", "oracle") if k in metrics}))
+    return metrics
