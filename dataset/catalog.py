@@ -92,7 +92,11 @@ def view_sql(records: Path, quarantine: Path, dd: Path | None) -> list[str]:
     ]
     if dd is not None:
         statements += [
-            f"CREATE OR REPLACE VIEW dd AS SELECT * FROM read_parquet('{_glob(dd)}')",
+            # a crash mid-run can leave one deal in two label files: keep one row per deal_id
+            f"""CREATE OR REPLACE VIEW dd AS SELECT * FROM read_parquet('{_glob(dd / "labels")}')
+                QUALIFY row_number() OVER (PARTITION BY deal_id ORDER BY solver_version) = 1""",
+            f"CREATE OR REPLACE VIEW dd_quarantine AS SELECT * FROM read_parquet('{_glob(dd / "quarantine")}')",
+            f"CREATE OR REPLACE VIEW dd_mismatches AS SELECT * FROM read_parquet('{_glob(dd / "mismatches")}')",
             # the contract each table played next to what double dummy says of it, and par
             """CREATE OR REPLACE VIEW contract_vs_dd AS
                SELECT r.record_id, r.deal_id, r.board, r.dealer, r.vulnerability, r.source_file,
@@ -130,7 +134,8 @@ def run(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="bridgeflow catalog", description="Build the DuckDB catalog.")
     parser.add_argument("--records", type=Path, required=True)
     parser.add_argument("--quarantine", type=Path, required=True)
-    parser.add_argument("--dd", type=Path, help="DD labels folder (adds the dd and contract_vs_dd views)")
+    parser.add_argument("--dd", type=Path, help="DD store folder of `bridgeflow ddlabel` (adds dd, dd_quarantine, "
+                        "dd_mismatches and contract_vs_dd views)")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     build(args.out, args.records, args.quarantine, args.dd)

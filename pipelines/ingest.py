@@ -3,9 +3,9 @@
     bridgeflow ingest --input 'path/**/*.lin' --input 'other/**/*.pbn' --out data/ingest
 
 writes `records/` (accepted boards, schema `dataset.schema.RECORDS`), `quarantine/` (every record
-that could not be accepted, with file, position, raw text and reason) and `manifest.json` (per
-file: read = accepted + quarantined, quarantined by reason). The job runs on Beam's FnApiRunner
-with one worker process per core by default; any Beam runner works (see README: Flink, Spark,
+that could not be accepted, with file, position, raw text and reason), `manifest.json` (per
+file: read = accepted + quarantined, quarantined by reason) and `summary.json` (the totals).
+The job runs on Beam's FnApiRunner with one worker process per core by default; any Beam runner works (see README: Flink, Spark,
 Dataflow through the portable runner).
 """
 
@@ -242,6 +242,8 @@ def run(argv: list[str] | None = None) -> dict:
         publish(staging / sub, out / sub)
     staging.rmdir()
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    summary = {key: manifest[key] for key in ("files", "read", "accepted", "quarantined", "quarantined_by_reason", "seconds")}
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     LOG.info(
         "ingest: read %d, accepted %d, quarantined %d %s in %.1fs",
         manifest["read"], manifest["accepted"], manifest["quarantined"], manifest["quarantined_by_reason"], manifest["seconds"],

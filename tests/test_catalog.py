@@ -29,7 +29,10 @@ def built(tmp_path_factory) -> Path:
     rows = [{"deal_id": deal, "owner": owner, "dd_tricks": [(deal >> k) % 14 for k in range(20)],
              "par_score": list(range(16)), "par_contracts": ["x"] * 16, "solver": "test", "solver_version": "0"}
             for deal, owner in deals]
-    write_table(pa.Table.from_pylist(rows, schema=schema.DD_LABELS), root / "dd" / "part-00000.parquet")
+    write_table(pa.Table.from_pylist(rows, schema=schema.DD_LABELS), root / "dd" / "labels" / "part-00000.parquet")
+    write_table(pa.Table.from_pylist(rows[:1], schema=schema.DD_LABELS), root / "dd" / "labels" / "part-00001.parquet")
+    write_table(schema.DD_QUARANTINE.empty_table(), root / "dd" / "quarantine" / "empty.parquet")
+    write_table(schema.DD_MISMATCHES.empty_table(), root / "dd" / "mismatches" / "empty.parquet")
     out = root / "db" / "bridge.duckdb"
     catalog.run(["--records", str(root / "ingest/records"), "--quarantine", str(root / "ingest/quarantine"),
                  "--dd", str(root / "dd"), "--out", str(out)])
@@ -41,7 +44,7 @@ def test_views_count_the_shards(built):
         assert db.execute("SELECT count(*) FROM records").fetchone()[0] == 40
         assert db.execute("SELECT count(*) FROM quarantine").fetchone()[0] == 0
         assert db.execute("SELECT count(*) FROM deals").fetchone()[0] == 40
-        assert db.execute("SELECT count(*) FROM dd").fetchone()[0] == 40
+        assert db.execute("SELECT count(*) FROM dd").fetchone()[0] == 40  # the twice-written deal once
 
 
 def test_macros_agree_with_precomputed_columns(built):
