@@ -94,7 +94,6 @@ def solver_version() -> str:
 def _serve(fd: int, threads: int, solve_name: str) -> None:
     """The solver process: answer each batch of owners with ('ok', tables) or ('error', text)."""
     import importlib
-    from multiprocessing.connection import Connection
 
     import endplay._dds as _dds
 

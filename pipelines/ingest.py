@@ -5,8 +5,8 @@
 writes `records/` (accepted boards, schema `dataset.schema.RECORDS`), `quarantine/` (every record
 that could not be accepted, with file, position, raw text and reason), `manifest.json` (per
 file: read = accepted + quarantined, quarantined by reason) and `summary.json` (the totals).
-The job runs on Beam's FnApiRunner with one worker process per core by default; any Beam runner works (see README: Flink, Spark,
-Dataflow through the portable runner).
+The job runs on Beam's FnApiRunner with one worker process per core by default; any Beam
+runner works (see README: Flink, Spark, Dataflow through the portable runner).
 """
 
 from __future__ import annotations
