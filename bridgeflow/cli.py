@@ -25,6 +25,15 @@ def usage() -> str:
     return "\n".join(lines)
 
 
+def configure_logging() -> None:
+    """Our INFO lines; Beam's own chatter (worker start-up warnings, the optional GCP client
+    notice) only when it is an error."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logging.getLogger("apache_beam").setLevel(logging.ERROR)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(lambda record: not record.getMessage().startswith("apitools not found"))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help"):
@@ -34,8 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     if verb not in VERBS:
         print(f"bridgeflow: unknown verb {verb!r}\n\n{usage()}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    logging.getLogger("apache_beam").setLevel(logging.WARNING)
+    configure_logging()
     module = importlib.import_module(VERBS[verb][0])
     module.run(rest)
     return 0
