@@ -1,0 +1,653 @@
+"""Double-dummy labels for every distinct deal of the ingest's records (Apache Beam + DDS).
+
+    bridgeflow ddlabel --records data/ingest/records --out data/dd [--store other/dd ...]
+
+writes into `--out`:
+  labels/       one DD_LABELS row per deal_id (deal, DD table, par for all 16 dealer x vulnerability,
+                solver and version). `part-*.parquet` files are committed batch by batch while
+                solving and compacted into few large `shard-*.parquet`. A crash can leave a committed
+                deal in two files (never in none): read with `read_labels`, which keeps one per deal_id.
+  quarantine/   DD_QUARANTINE: deals left unlabelled (not a full deal, DDS rejected it or died on it).
+  mismatches/   DD_MISMATCHES: records whose own DD table (`dd_tricks`) disagrees with the solver.
+  summary.json  what the last run did (deals in, already labelled, solved, ..., seconds).
+
+Deals already labelled (in `--out` or a `--store`) are never solved again; rows found in a store
+are copied into `--out`. A rerun after a kill loses no committed batch: solving walks one shared
+list of batches that every lane (one per core, each with its own single-threaded DDS process)
+claims from by creating a file, so no core waits while batches remain, and batches shrink towards
+the end of the list so the last deals are spread over every lane. The folders must be on a file
+system every worker sees.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import glob
+import json
+import logging
+import os
+import re
+import shutil
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import apache_beam as beam
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from apache_beam.metrics.metric import MetricsFilter
+from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
+
+from bridgeflow.dataset import dd
+from bridgeflow.dataset.encodings import deal_id as deal_id_of
+from bridgeflow.dataset.record import Reason, RecordError
+from bridgeflow.dataset.schema import DD_LABELS, DD_MISMATCHES, DD_QUARANTINE
+from bridgeflow.dataset.scoring import par_all
+from bridgeflow.pipelines.shards import PARQUET_OPTIONS, WriteParquetShards, number_shards, publish, write_table
+
+LOG = logging.getLogger("bridgeflow.ddlabel")
+NAMESPACE = "ddlabel"  # Beam counters
+DEAL_ID_MISMATCH = "deal_id_mismatch"  # a record whose deal_id is not the hash of its owner
+
+
+# ------------------------------------------------------------------ the label store on disk
+
+class LabelStore:
+    """`<root>/labels/`: parts committed while solving, shards after compaction.
+
+    Compaction is made safe against a kill at any moment by a journal: new shards are written
+    under temporary names, then the journal naming them and the files they replace is committed
+    by a rename, then it is applied (rename shards in, delete the old files). `recover` applies a
+    journal left by a kill and removes temporary files of writers that died."""
+
+    JOURNAL = ".compaction.json"
+
+    def __init__(self, root: str | Path):
+        self.dir = Path(root) / "labels"
+
+    def files(self) -> list[Path]:
+        return sorted(self.dir.glob("*.parquet"))
+
+    def parts(self) -> list[Path]:
+        return [path for path in self.files() if not path.name.startswith("shard-")]
+
+    def small_shards(self, rows_per_shard: int) -> list[Path]:
+        return [path for path in self.files() if path.name.startswith("shard-")
+                and pq.ParquetFile(path).metadata.num_rows < rows_per_shard // 2]
+
+    def recover(self) -> None:
+        """Finish an interrupted compaction; drop temporary files (call with no writer running)."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        journal = self.dir / self.JOURNAL
+        if journal.exists():
+            self._apply(json.loads(journal.read_text()))
+        for stray in self.dir.glob(".*"):
+            stray.unlink()
+
+    def compact(self, inputs: list[Path], rows_per_shard: int) -> list[Path]:
+        """Merge `inputs` into shards of at most `rows_per_shard` rows (one row per deal_id, sorted)."""
+        if not inputs:
+            return []
+        table = dedupe(pa.concat_tables([_read_label_file(path) for path in inputs]))
+        table = table.sort_by("deal_id")
+        token = uuid.uuid4().hex[:12]
+        new = []
+        for index, start in enumerate(range(0, table.num_rows, rows_per_shard)):
+            name = f"shard-{token}-{index:04d}.parquet"
+            pq.write_table(table.slice(start, rows_per_shard), self.dir / f".{name}.tmp", **PARQUET_OPTIONS)
+            new.append(name)
+        plan = {"new": new, "old": [path.name for path in inputs]}
+        journal = self.dir / self.JOURNAL
+        temporary = self.dir / f"{self.JOURNAL}.tmp"
+        temporary.write_text(json.dumps(plan))
+        os.replace(temporary, journal)  # the commit point
+        self._apply(plan)
+        return [self.dir / name for name in new]
+
+    def _apply(self, plan: dict) -> None:
+        for name in plan["new"]:
+            temporary = self.dir / f".{name}.tmp"
+            if temporary.exists():
+                os.replace(temporary, self.dir / name)
+        for name in plan["old"]:
+            if name not in plan["new"]:
+                (self.dir / name).unlink(missing_ok=True)
+        (self.dir / self.JOURNAL).unlink()
+
+
+def _read_label_file(path: Path) -> pa.Table:
+    return pq.read_table(path).select(DD_LABELS.names).cast(DD_LABELS)
+
+
+def dedupe(table: pa.Table) -> pa.Table:
+    """One row per deal_id (the first)."""
+    ids = table.column("deal_id").to_numpy()
+    _, first = np.unique(ids, return_index=True)
+    return table if len(first) == len(ids) else table.take(np.sort(first))
+
+
+def label_files(store: str | Path) -> list[Path]:
+    """The label files of a DD store folder (its labels/, or Parquet files right in it)."""
+    store = Path(store)
+    if (store / "labels").is_dir():
+        return LabelStore(store).files()
+    return sorted(store.glob("*.parquet"))
+
+
+def read_labels(*stores: str | Path) -> pa.Table:
+    """All labels of some DD stores, one row per deal_id (the first store that has it wins)."""
+    tables = [_read_label_file(path) for store in stores for path in label_files(store)]
+    return dedupe(pa.concat_tables(tables)) if tables else DD_LABELS.empty_table()
+
+
+# ------------------------------------------------------------------ rows
+
+def par_columns(table: np.ndarray) -> tuple[list[int], list[str]]:
+    """Par score (North-South) and contracts for all 16 dealer x vulnerability, index dealer*4+vul,
+    from the DD table (never solved again for par)."""
+    pars = par_all(np.asarray(table).reshape(4, 5))
+    return [par.score for par in pars], [",".join(map(str, par.contracts)) or "pass" for par in pars]
+
+
+def label_row(deal_id: int, owner: np.ndarray, table: np.ndarray, version: str) -> dict:
+    scores, contracts = par_columns(table)
+    return {
+        "deal_id": deal_id, "owner": owner.tolist(), "dd_tricks": table.tolist(),
+        "par_score": scores, "par_contracts": contracts, "solver": dd.SOLVER_NAME, "solver_version": version,
+    }
+
+
+def mismatch_rows(deal_id: int, checks: list[tuple[int, list]], table: bytes):
+    """Records whose given DD cells (None = unknown) differ from the solver's table."""
+    solved = np.frombuffer(table, dtype=np.int8).tolist()
+    for record_id, given in checks:
+        cells = [cell for cell, value in enumerate(given) if value is not None and value != solved[cell]]
+        if cells:
+            yield {"record_id": record_id, "deal_id": deal_id, "cells": cells, "given": given, "dd_tricks": solved}
+
+
+def quarantine_row(deal_id: int, owner: bytes | None, reason: str, message: str, records: int) -> dict:
+    owner_list = None if owner is None else np.frombuffer(owner, dtype=np.int8).tolist()
+    return {"deal_id": deal_id, "owner": owner_list, "reason": reason, "message": message, "records": records}
+
+
+# ------------------------------------------------------------------ Beam transforms
+
+def _counter(name: str):
+    return beam.metrics.Metrics.counter(NAMESPACE, name)
+
+
+class ReadRecords(beam.DoFn):
+    """A records Parquet file -> (deal_id, ("r", record_id, owner bytes, dd_tricks or None)).
+
+    Read through DuckDB: pyarrow 25 cannot read a fixed-size list column holding a null (apache/
+    arrow#35692), and records of boards without a deal have a null owner."""
+
+    def __init__(self):
+        self.read = _counter("records_read")
+        self.without_deal = _counter("records_without_deal_id")
+
+    def process(self, path: str):
+        import duckdb
+
+        relation = duckdb.connect().read_parquet(path).project("record_id, deal_id, owner, dd_tricks")
+        for batch in relation.to_arrow_reader(65536):
+            record_ids = batch.column("record_id").to_numpy()
+            deal_ids = batch.column("deal_id").to_pylist()
+            owners = _owner_bytes(batch.column("owner"))
+            dd_column = batch.column("dd_tricks")
+            dd_tricks = dd_column.to_pylist() if dd_column.null_count < len(dd_column) else [None] * len(dd_column)
+            self.read.inc(len(record_ids))
+            for record_id, deal, owner, given in zip(record_ids, deal_ids, owners, dd_tricks):
+                if deal is None:
+                    self.without_deal.inc()
+                    continue
+                yield deal, ("r", int(record_id), owner, given)
+
+
+def _owner_bytes(column: pa.Array) -> list[bytes | None]:
+    """owner cells as raw int8 bytes (None where null): compact to shuffle and to compare."""
+    lengths = pc.list_value_length(column).to_numpy(zero_copy_only=False)
+    if column.null_count == 0 and (lengths == 52).all():
+        return [owner.tobytes() for owner in column.flatten().to_numpy().astype(np.int8).reshape(-1, 52)]
+    return [np.array(owner, dtype=np.int8).tobytes() if owner is not None else None for owner in column.to_pylist()]
+
+
+class ReadLabels(beam.DoFn):
+    """A label file -> (deal_id, ("o", dd bytes)) for --out, (deal_id, ("s", row)) for a --store.
+    Only exact labels (solver "dds") count as labelled."""
+
+    def __init__(self, tag: str):
+        self.tag = tag
+
+    def process(self, path: str):
+        if self.tag == "o":
+            table = _exact(pq.read_table(path, columns=["deal_id", "dd_tricks", "solver"]))
+            cells = table.column("dd_tricks").combine_chunks().flatten().to_numpy().astype(np.int8).reshape(-1, 20)
+            for deal, table_cells in zip(table.column("deal_id").to_pylist(), cells):
+                yield deal, ("o", table_cells.tobytes())
+        else:
+            for row in _exact(_read_label_file(Path(path))).to_pylist():
+                yield row["deal_id"], ("s", row)
+
+
+def _exact(table: pa.Table) -> pa.Table:
+    return table.filter(pc.equal(table.column("solver"), dd.SOLVER_NAME))
+
+
+class Classify(beam.DoFn):
+    """All that is known of one deal_id -> what to do with it.
+
+    Main output: mismatch rows against an existing label. Tagged: TODO (deal_id, owner bytes,
+    records) to solve, PENDING (deal_id, ("p", checks)) to cross-check once solved, COPY (store
+    rows to add to --out), QUARANTINE rows."""
+
+    TODO, PENDING, COPY, QUARANTINE = "todo", "pending", "copy", "quarantine"
+
+    def __init__(self):
+        self.deals = _counter("deals_in")
+        self.labelled = _counter("already_labelled")
+        self.copied = _counter("copied_from_store")
+        self.to_solve = _counter("to_solve")
+        self.mismatched = _counter("mismatched_records")
+
+    def process(self, element):
+        deal, values = element
+        records = [value for value in values if value[0] == "r"]
+        if records:  # else: a label of a deal these records do not hold
+            self.deals.inc()
+            checks = [(record_id, given) for _, record_id, _, given in records if given is not None]
+            labels = [value[1] for value in values if value[0] == "o"]
+            stored = [value[1] for value in values if value[0] == "s"]
+            if labels or stored:
+                yield from self._labelled(deal, checks, labels, stored)
+            else:
+                yield from self._unlabelled(deal, records[0][2], checks, len(records))
+
+    def _labelled(self, deal, checks, labels, stored):
+        self.labelled.inc()
+        if labels:
+            table = labels[0]
+        else:
+            self.copied.inc()
+            row = stored[0]
+            if row["par_score"] is None or row["par_contracts"] is None:
+                row["par_score"], row["par_contracts"] = par_columns(np.array(row["dd_tricks"]))
+            yield beam.pvalue.TaggedOutput(self.COPY, row)
+            table = np.array(row["dd_tricks"], dtype=np.int8).tobytes()
+        for row in mismatch_rows(deal, checks, table):
+            self.mismatched.inc()
+            yield row
+
+    def _unlabelled(self, deal, owner_bytes, checks, records):
+        reason, message = self._fault(deal, owner_bytes)
+        if reason:
+            _counter(f"quarantined_{reason}").inc()
+            yield beam.pvalue.TaggedOutput(self.QUARANTINE, quarantine_row(deal, owner_bytes, reason, message, records))
+        else:
+            self.to_solve.inc()
+            yield beam.pvalue.TaggedOutput(self.TODO, (deal, owner_bytes, records))
+            if checks:
+                yield beam.pvalue.TaggedOutput(self.PENDING, (deal, ("p", checks)))
+
+    @staticmethod
+    def _fault(deal, owner_bytes) -> tuple[str | None, str | None]:
+        """(reason, message) why this deal cannot go to the solver, or (None, None)."""
+        if owner_bytes is None:
+            return Reason.NOT_A_DEAL.value, "the record has a deal_id but no owner"
+        try:
+            owner = dd.check_deal(np.frombuffer(owner_bytes, dtype=np.int8))
+        except RecordError as error:
+            return error.reason.value, error.message
+        if deal_id_of(owner) != deal:
+            return DEAL_ID_MISMATCH, f"the owner hashes to deal_id {deal_id_of(owner)}"
+        return None, None
+
+
+def plan_batches(todo: list, lanes: int, max_batch: int, work: str) -> list:
+    """The shared list of solver batches: (deal_ids, owners int8[n, 52], record counts).
+
+    Guided sizes: a batch is at most a quarter of the remaining deals per lane, so batches shrink
+    towards the end and the last deals are spread over every lane. Also writes work/plan.json for
+    the driver's progress line."""
+    todo = sorted(todo)
+    batches, start = [], 0
+    while start < len(todo):
+        size = max(1, min(max_batch, (len(todo) - start) // (4 * lanes)))
+        chunk = todo[start:start + size]
+        batches.append((
+            np.array([deal for deal, _, _ in chunk], dtype=np.uint64),
+            np.stack([np.frombuffer(owner, dtype=np.int8) for _, owner, _ in chunk]),
+            [records for _, _, records in chunk],
+        ))
+        start += size
+    _write_json(Path(work) / "plan.json", {"deals": len(todo), "batches": len(batches)})
+    return batches
+
+
+class SolveLane(beam.DoFn):
+    """One lane (one per core): claim the next unclaimed batch of the shared plan, solve it in
+    this lane's DDS process, commit its labels as a part file, repeat.
+
+    Main output: (deal_id, table bytes) per solved deal; QUARANTINE: deals the solver refused."""
+
+    QUARANTINE = "quarantine"
+
+    def __init__(self, out: str, work: str, run_id: str, dds_threads: int):
+        self.out, self.work, self.run_id, self.dds_threads = out, work, run_id, dds_threads
+        self.solved = _counter("solved")
+        self.calls = _counter("solver_calls")
+        self.solver: dd.Solver | None = None
+
+    def setup(self):
+        self.solver = dd.Solver(threads=self.dds_threads)  # started at the first claimed batch
+
+    def teardown(self):
+        if self.solver is not None:
+            self.solver.close()
+
+    def process(self, element, plan):
+        lane = element[0]
+        store = LabelStore(self.out)
+        claims = Path(self.work) / "claims"
+        stats = {"lane": lane, "pid": os.getpid(), "deals": 0, "batches": 0, "first_solve_at": None, "done_at": None}
+        for index, (deal_ids, owners, records) in enumerate(plan):
+            if not _claim(claims, index):
+                continue
+            if stats["first_solve_at"] is None:
+                version = self.solver.version  # starts the DDS process: start-up, not solving time
+                stats["first_solve_at"] = time.time()
+            calls = self.solver.calls
+            results = self.solver.solve(owners)
+            rows = []
+            for deal, owner, count, result in zip(deal_ids.tolist(), owners, records, results):
+                if isinstance(result, tuple):
+                    reason, message = result
+                    _counter(f"quarantined_{reason}").inc()
+                    yield beam.pvalue.TaggedOutput(self.QUARANTINE, quarantine_row(deal, owner.tobytes(), reason, message, count))
+                else:
+                    rows.append(label_row(deal, owner, result, version))
+                    yield deal, result.tobytes()
+            if rows:
+                if not claims.is_dir():
+                    raise RuntimeError(f"run {self.run_id} was superseded by a newer run: not committing")
+                part = store.dir / f"part-{self.run_id}-{index:07d}-n{len(rows)}.parquet"
+                write_table(pa.Table.from_pylist(rows, schema=DD_LABELS), part)
+            self.solved.inc(len(rows))
+            self.calls.inc(self.solver.calls - calls)
+            stats["deals"] += len(deal_ids)
+            stats["batches"] += 1
+            stats["done_at"] = time.time()
+            stats["solver_version"] = version
+        if stats["batches"]:
+            _write_json(Path(self.work) / "lanes" / f"{lane}.json", stats)
+
+
+def _claim(claims: Path, index: int) -> bool:
+    """Take batch `index` for this lane: whoever creates its claim file first solves it."""
+    try:
+        os.close(os.open(claims / f"{index:07d}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        return True
+    except FileExistsError:
+        return False
+
+
+class CrossCheck(beam.DoFn):
+    """(deal_id, [("p", checks), ("t", table)]) -> mismatch rows for the records' own DD tables."""
+
+    def __init__(self):
+        self.mismatched = _counter("mismatched_records")
+
+    def process(self, element):
+        deal, values = element
+        tables = [value[1] for value in values if value[0] == "t"]  # none if the solver refused it
+        for _, checks in (value for value in values if value[0] == "p" and tables):
+            for row in mismatch_rows(deal, checks, tables[0]):
+                self.mismatched.inc()
+                yield row
+
+
+def build(pipeline, record_files, out_label_files, store_label_files, out: Path, work: Path, args) -> None:
+    """The job's graph. Outputs go to labels/ (parts, while solving) and work/staging/."""
+    staging = work / "staging"
+
+    def read(label, files, reader):
+        return (pipeline | f"{label}Files" >> beam.Create(files, reshuffle=False)
+                | f"Spread{label}" >> beam.Reshuffle() | f"Read{label}" >> beam.ParDo(reader))
+
+    known = (
+        (read("Records", record_files, ReadRecords()),
+         read("Labels", out_label_files, ReadLabels("o")),
+         read("Stores", store_label_files, ReadLabels("s")))
+        | "AllByDeal" >> beam.Flatten() | "GroupByDeal" >> beam.GroupByKey()
+        | "Classify" >> beam.ParDo(Classify()).with_outputs(
+            Classify.TODO, Classify.PENDING, Classify.COPY, Classify.QUARANTINE, main="mismatches")
+    )
+    _ = known.copy | "WriteCopies" >> beam.ParDo(
+        WriteParquetShards(str(LabelStore(out).dir), DD_LABELS, args.rows_per_shard, ("deal_id",), "deal_id"))
+
+    plan = (known.todo | "CollectTodo" >> beam.combiners.ToList()
+            | "Plan" >> beam.Map(plan_batches, args.workers, args.max_batch, str(work)))
+    solved = (
+        pipeline
+        | "Lanes" >> beam.Create([(lane, None) for lane in range(args.workers)], reshuffle=False)
+        | "OneLanePerWorker" >> beam.GroupByKey()
+        | "Solve" >> beam.ParDo(SolveLane(str(out), str(work), work.name, args.dds_threads),
+                                plan=beam.pvalue.AsSingleton(plan)).with_outputs(SolveLane.QUARANTINE, main="tables")
+    )
+    checked = (
+        (known.pending, solved.tables | "TagTables" >> beam.Map(lambda kv: (kv[0], ("t", kv[1]))))
+        | "PendingAndSolved" >> beam.Flatten() | "GroupChecks" >> beam.GroupByKey()
+        | "CrossCheck" >> beam.ParDo(CrossCheck())
+    )
+    _ = ((known.mismatches, checked) | "AllMismatches" >> beam.Flatten()
+         | "WriteMismatches" >> beam.ParDo(WriteParquetShards(
+             str(staging / "mismatches"), DD_MISMATCHES, args.rows_per_shard, ("record_id",), "record_id")))
+    _ = ((known.quarantine, solved.quarantine) | "AllQuarantine" >> beam.Flatten()
+         | "WriteQuarantine" >> beam.ParDo(WriteParquetShards(
+             str(staging / "quarantine"), DD_QUARANTINE, args.rows_per_shard, ("deal_id",), "deal_id")))
+
+
+# ------------------------------------------------------------------ the driver
+
+class Monitor(threading.Thread):
+    """Driver side, while the job runs: a progress line from the parts committed so far (deals
+    done, deals/s, ETA), and compaction of this run's parts each time they fill a shard, so a
+    long run does not leave thousands of small files."""
+
+    def __init__(self, store: LabelStore, work: Path, rows_per_shard: int, interval: float):
+        super().__init__(daemon=True)
+        self.store, self.work, self.rows_per_shard, self.interval = store, work, rows_per_shard, interval
+        self.seen: dict[str, int] = {}
+        self.uncompacted: list[Path] = []
+        self.started: float | None = None  # when the plan appeared
+        self.total: int | None = None
+        self.stopping = threading.Event()
+        self.bar = None
+
+    def run(self):
+        while not self.stopping.wait(self.interval):
+            self.poll()
+
+    def poll(self) -> None:
+        for path in self.store.dir.glob(f"part-{self.work.name}-*.parquet"):
+            if path.name not in self.seen:
+                self.seen[path.name] = int(re.search(r"-n(\d+)\.parquet$", path.name).group(1))
+                self.uncompacted.append(path)
+        if self.total is None and (self.work / "plan.json").exists():
+            self.total = json.loads((self.work / "plan.json").read_text())["deals"]
+            self.started = time.time()
+        if self.total:
+            self._report(sum(self.seen.values()))
+        if sum(self.seen[path.name] for path in self.uncompacted) >= self.rows_per_shard:
+            self.store.compact(self.uncompacted, self.rows_per_shard)
+            self.uncompacted = []
+
+    def _report(self, done: int) -> None:
+        if sys.stderr.isatty():
+            if self.bar is None:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=self.total, unit="deal", desc="ddlabel")
+            self.bar.update(done - self.bar.n)
+            return
+        elapsed = time.time() - self.started
+        rate = done / elapsed if elapsed > 0 else 0.0
+        eta = f"{(self.total - done) / rate:.0f} s" if rate > 0 else "unknown"
+        LOG.info("ddlabel: %d/%d deals solved, %.2f deals/s, ETA %s", done, self.total, rate, eta)
+
+    def finish(self) -> None:
+        self.stopping.set()
+        self.join()
+        self.poll()
+        if self.bar is not None:
+            self.bar.close()
+
+
+def record_files(specs: list[str]) -> list[str]:
+    """--records folders or globs -> Parquet files."""
+    files = []
+    for spec in specs:
+        pattern = os.path.join(spec, "**", "*.parquet") if os.path.isdir(spec) else spec
+        matches = sorted(glob.glob(pattern, recursive=True))
+        if not matches:
+            raise FileNotFoundError(f"--records {spec!r} matches no Parquet file")
+        files += matches
+    return files
+
+
+def _write_json(path: Path, value) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    temporary.write_text(json.dumps(value, indent=1) + "\n")
+    os.replace(temporary, path)
+
+
+def _lock(out: Path):
+    """One run per output folder at a time (the kernel drops the lock if the run is killed)."""
+    handle = open(out / ".lock", "w")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise RuntimeError(f"another ddlabel run is writing {out}") from None
+    return handle
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog="bridgeflow ddlabel", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", action="append", required=True, help="records folder or glob (repeatable)")
+    parser.add_argument("--out", required=True, help="DD store folder (labels/, quarantine/, mismatches/, summary.json)")
+    parser.add_argument("--store", action="append", default=[], help="another DD store whose labels are reused (repeatable)")
+    parser.add_argument("--runner", default="FnApiRunner", help="Beam runner (FnApiRunner, PortableRunner, ...)")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="solver lanes = local worker processes")
+    parser.add_argument("--dds-threads", type=int, default=1, help="DDS threads per lane (0 = one per core)")
+    parser.add_argument("--max-batch", type=int, default=dd.MAX_DEALS_PER_CALL, help="deals per solver batch (1..40)")
+    parser.add_argument("--rows-per-shard", type=int, default=1_000_000, help="label rows per compacted shard")
+    parser.add_argument("--progress-seconds", type=float, default=10.0, help="progress line interval")
+    args, beam_args = parser.parse_known_args(argv)
+    if not 1 <= args.max_batch <= dd.MAX_DEALS_PER_CALL:
+        parser.error(f"--max-batch must be 1..{dd.MAX_DEALS_PER_CALL}")
+    return args, beam_args
+
+
+def pipeline_options(args, beam_args: list[str]) -> PipelineOptions:
+    options = PipelineOptions(beam_args)
+    options.view_as(StandardOptions).runner = args.runner
+    if args.runner == "FnApiRunner":
+        direct = options.view_as(DirectOptions)
+        direct.direct_num_workers = args.workers
+        direct.direct_running_mode = "multi_processing" if args.workers > 1 else "in_memory"
+    return options
+
+
+def run(argv: list[str] | None = None) -> dict:
+    """Run the DD-label job; returns the summary it wrote to <out>/summary.json."""
+    args, beam_args = parse_args(argv)
+    started = time.time()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    lock = _lock(out)
+    store = LabelStore(out)
+    store.recover()
+    shutil.rmtree(out / "_work", ignore_errors=True)  # also stops lanes of a killed run from committing
+    work = out / "_work" / f"{time.strftime('%Y%m%dT%H%M%S')}{os.getpid()}"
+    (work / "claims").mkdir(parents=True)
+    for sub in ("quarantine", "mismatches"):
+        (work / "staging" / sub).mkdir(parents=True)
+
+    inputs = record_files(args.records)
+    out_files = [str(path) for path in store.files()]
+    store_files = [str(path) for spec in args.store for path in label_files(spec)]
+    LOG.info("ddlabel: %d records files, %d label files in %s, %d in stores, %d lanes",
+             len(inputs), len(out_files), out, len(store_files), args.workers)
+    monitor = Monitor(store, work, args.rows_per_shard, args.progress_seconds)
+    monitor.start()
+    pipeline = beam.Pipeline(options=pipeline_options(args, beam_args))
+    build(pipeline, inputs, out_files, store_files, out, work, args)
+    try:
+        result = pipeline.run()
+        result.wait_until_finish()
+    finally:
+        monitor.finish()
+    counts = _counters(result)
+
+    parts, small = store.parts(), store.small_shards(args.rows_per_shard)
+    if parts or len(small) > 1:
+        store.compact(parts + small, args.rows_per_shard)
+    for sub in ("quarantine", "mismatches"):
+        number_shards(work / "staging" / sub)
+        publish(work / "staging" / sub, out / sub)
+    lanes = [json.loads(path.read_text()) for path in sorted((work / "lanes").glob("*.json"))]
+    summary = _summary(counts, lanes, args, started)
+    summary["label_files"] = len(store.files())
+    _write_json(out / "summary.json", summary)
+    shutil.rmtree(out / "_work", ignore_errors=True)
+    lock.close()
+    LOG.info("ddlabel: %s", json.dumps({key: value for key, value in summary.items() if not isinstance(value, dict)}))
+    return summary
+
+
+def _counters(result) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for counter in result.metrics().query(MetricsFilter().with_namespace(NAMESPACE))["counters"]:
+        counts[counter.key.metric.name] = counts.get(counter.key.metric.name, 0) + counter.committed
+    return counts
+
+
+def _summary(counts: dict[str, int], lanes: list[dict], args, started: float) -> dict:
+    solve_start = min((lane["first_solve_at"] for lane in lanes), default=None)
+    solve_end = max((lane["done_at"] for lane in lanes), default=None)
+    solve_seconds = solve_end - solve_start if lanes else 0.0
+    quarantined = {name.removeprefix("quarantined_"): value for name, value in sorted(counts.items())
+                   if name.startswith("quarantined_")}
+    return {
+        "records_read": counts.get("records_read", 0),
+        "records_without_deal_id": counts.get("records_without_deal_id", 0),
+        "deals_in": counts.get("deals_in", 0),
+        "already_labelled": counts.get("already_labelled", 0),
+        "copied_from_store": counts.get("copied_from_store", 0),
+        "to_solve": counts.get("to_solve", 0),
+        "solved": counts.get("solved", 0),
+        "quarantined": sum(quarantined.values()),
+        "quarantined_by_reason": quarantined,
+        "mismatched_records": counts.get("mismatched_records", 0),
+        "solver": dd.SOLVER_NAME,
+        "solver_version": next((lane["solver_version"] for lane in lanes), None),
+        "solver_calls": counts.get("solver_calls", 0),
+        "lanes": args.workers,
+        "dds_threads": args.dds_threads,
+        "seconds": round(time.time() - started, 3),
+        "startup_seconds": round(solve_start - started, 3) if lanes else None,
+        "solve_seconds": round(solve_seconds, 3),
+        "deals_per_second": round(counts.get("solved", 0) / solve_seconds, 3) if solve_seconds else None,
+    }
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    run(sys.argv[1:])

@@ -1,0 +1,236 @@
+"""The ddlabel job: one label per distinct deal, nothing solved twice (reruns, --store, after a
+SIGKILL), source DD tables cross-checked, bad deals quarantined, crash-safe compaction."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from bridgeflow.dataset import dd
+from bridgeflow.dataset.encodings import deal_id
+from bridgeflow.dataset.record import BoardRecord
+from bridgeflow.dataset.schema import DD_LABELS, RECORDS, record_id, records_row
+from bridgeflow.dataset.scoring import par_all
+from bridgeflow.pipelines import ddlabel
+
+from test_dd import SORTED, cheap_deals
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def write_records(path: Path, deals, dd_tables=None, owners_override=None) -> list[int]:
+    """A records shard as the ingest writes it; returns the record_ids."""
+    rows = []
+    for position, owner in enumerate(deals):
+        record = BoardRecord(path.name, "pbn", position, position + 1, owner=owner)
+        if dd_tables and position in dd_tables:
+            record.dd_tricks = dd_tables[position]
+        rows.append(records_row(record, record_id(str(path.parent), path.name, position)))
+    for position, (owner, forced_id) in (owners_override or {}).items():
+        rows[position]["owner"], rows[position]["deal_id"] = owner.tolist(), forced_id
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=RECORDS), path)
+    return [row["record_id"] for row in rows]
+
+
+def label(records: Path, out: Path, *extra: str, workers: int = 1) -> dict:
+    return ddlabel.run(["--records", str(records), "--out", str(out), "--runner", "FnApiRunner",
+                        "--workers", str(workers), *extra])
+
+
+def labels_of(out: Path) -> dict[int, dict]:
+    table = pa.concat_tables([pq.read_table(path) for path in (out / "labels").glob("*.parquet")])
+    rows = table.to_pylist()
+    assert len(rows) == len({row["deal_id"] for row in rows}), "a deal is labelled twice"
+    return {row["deal_id"]: row for row in rows}
+
+
+def read_folder(folder: Path) -> list[dict]:
+    files = sorted(folder.glob("*.parquet"))
+    return pa.concat_tables([pq.read_table(path) for path in files]).to_pylist() if files else []
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """Tables straight from the solver for the deals used below."""
+    deals = cheap_deals(30, seed=11)
+    with dd.Solver() as solver:
+        tables = solver.solve(deals)
+    return deals, {deal_id(owner): table for owner, table in zip(deals, tables)}
+
+
+def test_one_label_per_distinct_deal_with_cross_check_and_quarantine(tmp_path, reference):
+    deals, tables = reference
+    deals = deals[:12]
+    wrong = tables[deal_id(deals[2])].tolist()
+    wrong[7] = (wrong[7] + 1) % 14  # E diamonds off by one
+    partial = [None] * 20
+    partial[19] = int(tables[deal_id(deals[3])][19])  # W NT only, right
+    long_hand = SORTED.copy()
+    long_hand[0] = 1  # E 14 cards: a deal_id, but not a deal
+    stolen = deals[0]  # a deal_id that is not its owner's hash
+    records = deals + [deals[2], deals[5], deals[5], long_hand, stolen]
+    record_ids = write_records(
+        tmp_path / "records" / "a.parquet", records,
+        dd_tables={2: wrong, 3: partial, 12: tables[deal_id(deals[2])].tolist()},
+        owners_override={15: (long_hand, deal_id(long_hand)), 16: (stolen, 12345)},
+    )
+    no_deal = BoardRecord("b.parquet", "pbn", 0, 1)  # a record without a deal
+    pq.write_table(pa.Table.from_pylist([records_row(no_deal, 1)], schema=RECORDS), tmp_path / "records" / "b.parquet")
+
+    summary = label(tmp_path / "records", tmp_path / "dd", workers=2)
+
+    found = labels_of(tmp_path / "dd")
+    assert set(found) == {deal_id(owner) for owner in deals}
+    for deal, row in found.items():
+        assert row["dd_tricks"] == tables[deal].tolist()
+        pars = par_all(np.array(row["dd_tricks"]).reshape(4, 5))
+        assert row["par_score"] == [par.score for par in pars]
+        assert len(row["par_contracts"]) == 16 and all(row["par_contracts"])
+        assert (row["solver"], row["solver_version"]) == ("dds", summary["solver_version"])
+    mismatches = read_folder(tmp_path / "dd" / "mismatches")
+    assert [(row["record_id"], row["cells"]) for row in mismatches] == [(record_ids[2], [7])]
+    assert mismatches[0]["given"] == wrong and mismatches[0]["dd_tricks"] == tables[deal_id(deals[2])].tolist()
+    quarantine = {row["deal_id"]: row for row in read_folder(tmp_path / "dd" / "quarantine")}
+    assert quarantine[deal_id(long_hand)]["reason"] == "wrong_hand_size"
+    assert quarantine[12345]["reason"] == "deal_id_mismatch"
+    assert summary["records_read"] == 18 and summary["records_without_deal_id"] == 1
+    assert summary["deals_in"] == 14 and summary["to_solve"] == summary["solved"] == 12
+    assert summary["quarantined_by_reason"] == {"deal_id_mismatch": 1, "wrong_hand_size": 1}
+    assert summary["mismatched_records"] == 1 and summary["already_labelled"] == 0
+    assert summary["solver_calls"] >= 1 and summary["startup_seconds"] > 0
+    assert json.loads((tmp_path / "dd" / "summary.json").read_text()) == summary
+
+
+def test_reruns_solve_only_new_deals(tmp_path, reference):
+    deals, tables = reference
+    write_records(tmp_path / "records" / "a.parquet", deals[:10])
+    first = label(tmp_path / "records", tmp_path / "dd")
+    assert first["solved"] == 10
+
+    again = label(tmp_path / "records", tmp_path / "dd")
+    assert (again["solved"], again["solver_calls"], again["already_labelled"]) == (0, 0, 10)
+    assert again["solver_version"] is None  # no solver process was started
+
+    wrong = tables[deal_id(deals[6])].tolist()
+    wrong[0] = 13 - wrong[0]  # N clubs: never 6.5, so always wrong
+    write_records(tmp_path / "records" / "b.parquet", deals[5:14], dd_tables={1: wrong})  # deals[6]
+    third = label(tmp_path / "records", tmp_path / "dd")
+    assert (third["deals_in"], third["already_labelled"], third["solved"]) == (14, 10, 4)
+    assert third["mismatched_records"] == 1  # checked against the stored label, not re-solved
+    assert set(labels_of(tmp_path / "dd")) == {deal_id(owner) for owner in deals[:14]}
+    assert len(list((tmp_path / "dd" / "labels").glob("*.parquet"))) == 1  # compacted
+
+
+def test_store_labels_are_reused_and_copied(tmp_path, reference):
+    deals, tables = reference
+    write_records(tmp_path / "first" / "a.parquet", deals[:6])
+    label(tmp_path / "first", tmp_path / "store")
+    write_records(tmp_path / "second" / "a.parquet", deals[3:9], dd_tables={0: [0] * 20})
+    summary = label(tmp_path / "second", tmp_path / "dd", "--store", str(tmp_path / "store"))
+    assert (summary["copied_from_store"], summary["solved"]) == (3, 3)
+    assert summary["mismatched_records"] == 1  # a store label is cross-checked like our own
+    found = labels_of(tmp_path / "dd")
+    assert set(found) == {deal_id(owner) for owner in deals[3:9]}
+    assert all(found[deal]["dd_tricks"] == tables[deal].tolist() for deal in found)
+    assert len(ddlabel.read_labels(tmp_path / "dd", tmp_path / "store")) == 9
+
+
+def test_sigkill_mid_run_loses_no_committed_batch(tmp_path):
+    deals = cheap_deals(60, swaps=24, seed=7)  # tens of ms each: long enough to be killed mid-run
+    write_records(tmp_path / "records" / "a.parquet", deals)
+    out = tmp_path / "dd"
+    command = [sys.executable, "-m", "bridgeflow.pipelines.ddlabel", "--records", str(tmp_path / "records"),
+               "--out", str(out), "--workers", "2", "--max-batch", "1"]
+    process = subprocess.Popen(command, cwd=REPO, start_new_session=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 300
+    while len(list(out.glob("labels/part-*.parquet"))) < 5 and process.poll() is None and time.time() < deadline:
+        time.sleep(0.02)
+    os.killpg(process.pid, signal.SIGKILL)  # the driver, its Beam workers and their DDS processes
+    process.wait()
+    assert not (out / "summary.json").exists(), "the run finished before it could be killed"
+    committed = ddlabel.read_labels(out)
+    assert 5 <= committed.num_rows < len(deals)
+    for path in (out / "labels").glob("*.parquet"):  # whatever is visible is whole
+        assert pq.read_table(path).num_rows > 0
+
+    resumed = label(tmp_path / "records", out, workers=2)
+    assert resumed["already_labelled"] >= committed.num_rows
+    assert resumed["solved"] == len(deals) - resumed["already_labelled"] < len(deals)
+    uninterrupted = label(tmp_path / "records", tmp_path / "reference")
+    assert uninterrupted["solved"] == len(deals)
+    assert labels_of(out) == labels_of(tmp_path / "reference")  # same rows, each deal once
+    assert sorted(path.name.split("-")[0] for path in (out / "labels").glob("*")) == ["shard"]
+
+
+def fake_labels(ids) -> pa.Table:
+    rows = [{"deal_id": i, "owner": SORTED.tolist(), "dd_tricks": [7] * 20, "par_score": [0] * 16,
+             "par_contracts": ["pass"] * 16, "solver": "dds", "solver_version": "test"} for i in ids]
+    return pa.Table.from_pylist(rows, schema=DD_LABELS)
+
+
+def test_compaction_is_atomic_under_a_kill_at_any_step(tmp_path, monkeypatch):
+    store = ddlabel.LabelStore(tmp_path)
+    store.recover()
+    for name, ids in (("part-a.parquet", [1, 2]), ("part-b.parquet", [2, 3])):
+        pq.write_table(fake_labels(ids), store.dir / name)
+    assert sorted(ddlabel.read_labels(tmp_path).column("deal_id").to_pylist()) == [1, 2, 3]
+
+    # Killed after the new shards are written, before the journal is committed: nothing changes.
+    real_replace = os.replace
+
+    def killed_at_commit(source, target):
+        if Path(target).name == ddlabel.LabelStore.JOURNAL:
+            raise KeyboardInterrupt
+        real_replace(source, target)
+
+    monkeypatch.setattr(ddlabel.os, "replace", killed_at_commit)
+    with pytest.raises(KeyboardInterrupt):
+        store.compact(store.parts(), 2)
+    monkeypatch.undo()
+    assert len(list(store.dir.glob(".*"))) == 3  # two new shards and the journal, all temporary
+    store.recover()
+    assert [path.name for path in store.files()] == ["part-a.parquet", "part-b.parquet"]
+    assert not list(store.dir.glob(".*"))
+
+    # Killed after the journal commits, half-way through applying it: recovery finishes the job.
+    store.compact(store.parts(), 2)
+    shards = store.files()
+    assert [path.name[:6] for path in shards] == ["shard-", "shard-"]
+    assert pa.concat_tables([pq.read_table(path) for path in shards]).column("deal_id").to_pylist() == [1, 2, 3]
+    pq.write_table(fake_labels([1, 2]), store.dir / "part-a.parquet")  # an old part not yet deleted
+    os.replace(shards[1], store.dir / f".{shards[1].name}.tmp")  # a new shard not yet renamed in
+    journal = {"new": [path.name for path in shards], "old": ["part-a.parquet", "part-b.parquet"]}
+    (store.dir / ".compaction.json").write_text(json.dumps(journal))
+    store.recover()
+    assert store.files() == shards
+    assert ddlabel.read_labels(tmp_path).column("deal_id").to_pylist() == [1, 2, 3]
+
+
+def test_progress_line_names_deals_rate_and_eta(tmp_path, caplog):
+    store = ddlabel.LabelStore(tmp_path)
+    store.recover()
+    work = tmp_path / "_work" / "run1"
+    work.mkdir(parents=True)
+    (work / "plan.json").write_text(json.dumps({"deals": 100, "batches": 5}))
+    monitor = ddlabel.Monitor(store, work, rows_per_shard=1000, interval=60)
+    monitor.poll()
+    pq.write_table(fake_labels(range(20)), store.dir / "part-run1-0000000-n20.parquet")
+    pq.write_table(fake_labels(range(20, 40)), store.dir / "part-run1-0000001-n20.parquet")
+    monitor.started -= 10  # ten seconds into solving
+    with caplog.at_level(logging.INFO, logger="bridgeflow.ddlabel"):
+        monitor.poll()
+    line = caplog.records[-1].getMessage()
+    assert "40/100 deals solved" in line and "4.00 deals/s" in line and "ETA 15 s" in line
