@@ -93,10 +93,10 @@ def view_sql(records: Path, quarantine: Path, dd: Path | None) -> list[str]:
     if dd is not None:
         statements += [
             # a crash mid-run can leave one deal in two label files: keep one row per deal_id
-            f"""CREATE OR REPLACE VIEW dd AS SELECT * FROM read_parquet('{_glob(dd / "labels")}')
+            f"""CREATE OR REPLACE VIEW dd AS SELECT * FROM read_parquet('{_glob(dd / 'labels')}')
                 QUALIFY row_number() OVER (PARTITION BY deal_id ORDER BY solver_version) = 1""",
-            f"CREATE OR REPLACE VIEW dd_quarantine AS SELECT * FROM read_parquet('{_glob(dd / "quarantine")}')",
-            f"CREATE OR REPLACE VIEW dd_mismatches AS SELECT * FROM read_parquet('{_glob(dd / "mismatches")}')",
+            f"CREATE OR REPLACE VIEW dd_quarantine AS SELECT * FROM read_parquet('{_glob(dd / 'quarantine')}')",
+            f"CREATE OR REPLACE VIEW dd_mismatches AS SELECT * FROM read_parquet('{_glob(dd / 'mismatches')}')",
             # the contract each table played next to what double dummy says of it, and par
             """CREATE OR REPLACE VIEW contract_vs_dd AS
                SELECT r.record_id, r.deal_id, r.board, r.dealer, r.vulnerability, r.source_file,
