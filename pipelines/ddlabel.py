@@ -429,7 +429,7 @@ def build(pipeline, record_files, out_label_files, store_label_files, out: Path,
             Classify.TODO, Classify.PENDING, Classify.COPY, Classify.QUARANTINE, main="mismatches")
     )
     _ = known.copy | "WriteCopies" >> beam.ParDo(
-        WriteParquetShards(str(LabelStore(out).dir), DD_LABELS, args.rows_per_shard, ("deal_id",), "deal_id"))
+        WriteParquetShards(str(LabelStore(out).dir), DD_LABELS, args.rows_per_shard, "deal_id"))
 
     plan = (known.todo | "CollectTodo" >> beam.combiners.ToList()
             | "Plan" >> beam.Map(plan_batches, args.workers, args.max_batch, str(work)))
@@ -447,10 +447,10 @@ def build(pipeline, record_files, out_label_files, store_label_files, out: Path,
     )
     _ = ((known.mismatches, checked) | "AllMismatches" >> beam.Flatten()
          | "WriteMismatches" >> beam.ParDo(WriteParquetShards(
-             str(staging / "mismatches"), DD_MISMATCHES, args.rows_per_shard, ("record_id",), "record_id")))
+             str(staging / "mismatches"), DD_MISMATCHES, args.rows_per_shard, "record_id")))
     _ = ((known.quarantine, solved.quarantine) | "AllQuarantine" >> beam.Flatten()
          | "WriteQuarantine" >> beam.ParDo(WriteParquetShards(
-             str(staging / "quarantine"), DD_QUARANTINE, args.rows_per_shard, ("deal_id",), "deal_id")))
+             str(staging / "quarantine"), DD_QUARANTINE, args.rows_per_shard, "deal_id")))
 
 
 # ------------------------------------------------------------------ the driver

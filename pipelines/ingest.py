@@ -155,11 +155,10 @@ def build(pipeline: beam.Pipeline, chunks: list[InputChunk], staging: Path, rows
         | "Spread" >> beam.Reshuffle()
         | "Parse" >> beam.ParDo(ParseChunk()).with_outputs(ParseChunk.QUARANTINE, ParseChunk.STATS, main="records")
     )
-    order = ("source_file", "source_position")
     _ = parsed.records | "WriteRecords" >> beam.ParDo(
-        WriteParquetShards(str(staging / "records"), schema.RECORDS, rows_per_shard, order, "record_id"))
+        WriteParquetShards(str(staging / "records"), schema.RECORDS, rows_per_shard, "record_id"))
     _ = parsed.quarantine | "WriteQuarantine" >> beam.ParDo(
-        WriteParquetShards(str(staging / "quarantine"), schema.QUARANTINE, rows_per_shard, order, "record_id"))
+        WriteParquetShards(str(staging / "quarantine"), schema.QUARANTINE, rows_per_shard, "record_id"))
     return parsed.stats
 
 

@@ -1,8 +1,8 @@
 """Few, large Parquet shards written straight from the worker that made the rows (so memory stays
 flat: nothing is grouped in the runner), staged, then published in one rename.
 
-A DoFn buffers up to `rows_per_shard` rows and writes one file per full buffer and one at the end
-of each bundle; files are first written under a temporary name, so a reader never sees half a
+A DoFn streams rows into a Parquet file and closes it at `rows_per_shard` rows or at the end of
+each bundle; files are written under a temporary name first, so a reader never sees half a
 shard. `publish` swaps a finished staging folder in place of the old output."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import uuid
 from pathlib import Path
 
 import apache_beam as beam
@@ -32,38 +33,58 @@ def write_table(table: pa.Table, path: Path) -> None:
 class WriteParquetShards(beam.DoFn):
     """Rows (dicts matching `schema`) -> Parquet files in `directory`; emits each file's path.
 
-    Rows are sorted by `sort_keys` inside a shard and the file is named by a hash of its
-    `id_column`, so the same rows in the same bundle give the same file."""
+    Rows stream into an open Parquet file one row group (`batch_rows`) at a time, so a worker
+    holds at most one row group in memory however large the shard; a shard is closed at
+    `rows_per_shard` rows and named by a hash of its `id_column`, so the same rows in the same
+    order give the same file."""
 
-    def __init__(self, directory: str, schema: pa.Schema, rows_per_shard: int, sort_keys: tuple[str, ...], id_column: str):
+    def __init__(self, directory: str, schema: pa.Schema, rows_per_shard: int, id_column: str,
+                 batch_rows: int = 16_384):
         self.directory = directory
         self.schema = schema
         self.rows_per_shard = rows_per_shard
-        self.sort_keys = sort_keys
         self.id_column = id_column
+        self.batch_rows = min(batch_rows, rows_per_shard)
         self.rows: list[dict] = []
+        self.writer: pq.ParquetWriter | None = None
 
     def start_bundle(self):
         self.rows = []
+        self.writer = None
 
     def process(self, row: dict):
         self.rows.append(row)
-        if len(self.rows) >= self.rows_per_shard:
-            yield self._flush()
+        if len(self.rows) >= self.batch_rows:
+            path = self._write_rows()
+            if path:
+                yield path
 
     def finish_bundle(self):
         if self.rows:
-            yield WindowedValue(self._flush(), 0, [GlobalWindow()])
+            self._write_rows()
+        if self.writer is not None:
+            yield WindowedValue(self._close(), 0, [GlobalWindow()])
 
-    def _flush(self) -> str:
-        rows = sorted(self.rows, key=lambda row: tuple(row[key] for key in self.sort_keys))
+    def _write_rows(self) -> str | None:
+        """Append the buffered rows; close the shard when it is full (returns its path)."""
+        table = pa.Table.from_pylist(self.rows, schema=self.schema)
         self.rows = []
-        table = pa.Table.from_pylist(rows, schema=self.schema)
-        digest = hashlib.blake2b(digest_size=10)
-        for value in table.column(self.id_column).to_numpy():
-            digest.update(int(value).to_bytes(8, "little"))
-        path = Path(self.directory) / f"{digest.hexdigest()}.parquet"
-        write_table(table, path)
+        if self.writer is None:
+            Path(self.directory).mkdir(parents=True, exist_ok=True)
+            self.temporary = Path(self.directory) / f".shard-{uuid.uuid4().hex}.tmp"
+            self.writer = pq.ParquetWriter(self.temporary, self.schema, compression=PARQUET_OPTIONS["compression"])
+            self.digest = hashlib.blake2b(digest_size=10)
+            self.written = 0
+        self.writer.write_table(table, row_group_size=PARQUET_OPTIONS["row_group_size"])
+        self.digest.update(table.column(self.id_column).to_numpy().astype("<u8").tobytes())
+        self.written += table.num_rows
+        return self._close() if self.written >= self.rows_per_shard else None
+
+    def _close(self) -> str:
+        self.writer.close()
+        self.writer = None
+        path = Path(self.directory) / f"{self.digest.hexdigest()}.parquet"
+        os.replace(self.temporary, path)
         return str(path)
 
 
