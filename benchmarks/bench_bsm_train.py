@@ -65,9 +65,9 @@ def main() -> None:
         auctions = [corpus.calls[corpus.offsets[a]:corpus.offsets[a] + t].tolist() for a, t in zip(ids // 4, positions)]
         hands = np.stack([np.flatnonzero(np.asarray(corpus.owner[a]) == p) for a, p in zip(ids // 4, ids % 4)])
         vul, dealer = np.asarray(corpus.vul[ids // 4]), np.asarray(corpus.dealer[ids // 4])
-        bidder.predict(hands[:8], auctions[:8], vul[:8], dealer[:8])  # warm up
+        bidder.predict(hands[:8], auctions[:8], dealer[:8], vul[:8])  # warm up
         started = time.perf_counter()
-        bidder.predict(hands, auctions, vul, dealer)
+        bidder.predict(hands, auctions, dealer, vul)
         infer_s = time.perf_counter() - started
     params = sum(p.numel() for p in result["model"].parameters())
     print(json.dumps({

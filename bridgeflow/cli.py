@@ -15,6 +15,8 @@ VERBS = {
     "catalog": ("bridgeflow.dataset.catalog", "build the DuckDB catalog (views + macros) over the shards"),
     "bsm": ("bridgeflow.training.bsm_train", "train the bidding system model (BSM): next call + hand understanding"),
     "nndda": ("bridgeflow.training.nndda_train", "train NN-DDA, the fast neural DD estimator, on the DD store"),
+    "bid": ("bridgeflow.training.search", "Monte Carlo bidding search for one decision, with its evidence"),
+    "evaluate": ("bridgeflow.training.evaluate", "duplicate match in IMPs on DD-scored test boards"),
     "explain": ("bridgeflow.training.explain", "a trained BSM's call probabilities and beliefs for one hand (PNG + text)"),
 }
 

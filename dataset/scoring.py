@@ -19,6 +19,7 @@ from .encodings import NT, SEATS, STRAINS, is_vulnerable
 def contract_score(level: int, strain: int, doubled: int, vulnerable: bool, tricks: int) -> int:
     """Score for the declaring side; negative when the contract fails. `doubled`: 0, 1 (X), 2 (XX).
     `level` 0 is a passed-out board (0 whatever `tricks` says)."""
+    level, strain, doubled, tricks = int(level), int(strain), int(doubled), int(tricks)  # numpy int8 overflows
     if level == 0:
         return 0
     if not (1 <= level <= 7 and 0 <= strain <= 4 and doubled in (0, 1, 2) and 0 <= tricks <= 13):

@@ -161,9 +161,9 @@ def test_bidder_batched_equals_single_and_beliefs_are_distributions(bidder):
     hands, auctions, dealers = random_queries(6, seed=4)
     batch = bidder.predict(hands, auctions, vul=1, dealer=dealers)
     for i in range(6):
-        single = bidder.next_call(hands[i], auctions[i], 1, int(dealers[i]))
+        single = bidder.next_call(hands[i], auctions[i], int(dealers[i]), 1)
         np.testing.assert_allclose(single, batch["call"][i], atol=1e-5)
-        beliefs = bidder.beliefs(hands[i], auctions[i], 1, int(dealers[i]))
+        beliefs = bidder.beliefs(hands[i], auctions[i], int(dealers[i]), 1)
         np.testing.assert_allclose(beliefs.cards, batch["cards"][i], atol=1e-5)
         assert beliefs.partner_hcp.shape == (38,) and beliefs.suit_lengths.shape == (3, 4, 14)
         np.testing.assert_allclose(beliefs.cards.sum(-1), 1, atol=1e-5)
@@ -187,7 +187,7 @@ def test_bidder_agrees_with_the_training_forward(bidder, corpus):
         auctions.append(calls[:t])
         vuls.append(int(corpus.vul[auction]))
         dealers.append(int(corpus.dealer[auction]))
-    served = bidder.next_call_batch(np.array(hands), auctions, np.array(vuls), np.array(dealers))
+    served = bidder.next_call_batch(np.array(hands), auctions, np.array(dealers), np.array(vuls))
     np.testing.assert_allclose(served, trained, atol=1e-5)
 
 

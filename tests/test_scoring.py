@@ -399,3 +399,8 @@ def test_par_equals_endplay_par_on_random_tables():
                 expected = sorted((c.level, c.strain, seat) for c in ours.contracts for seat in c.declarers)
                 got = sorted((c.level, DDS_STRAINS[int(c.denom)], int(c.declarer)) for c in theirs)
                 assert got == expected, (t.tolist(), dealer, vul)
+
+
+def test_numpy_small_integers_do_not_overflow():
+    assert contract_score(np.int8(7), np.int8(4), np.int8(2), True, np.int8(13)) == 2980
+    assert score_ns(np.int8(3), np.int8(4), np.int8(1), np.int8(1), np.int8(2), np.int8(4)) == 1400

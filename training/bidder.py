@@ -46,9 +46,9 @@ class Bidder:
         return cls(model, device)
 
     @torch.inference_mode()
-    def predict(self, hands, auctions: Sequence[Sequence[int]], vul, dealer) -> dict[str, np.ndarray]:
-        """Batched: hands [B, 13] card ids, B auctions (calls from dealer, not yet finished), vul and
-        dealer scalars or [B]. Returns call [B, 38] (0 for illegal calls), partner_hcp [B, 38],
+    def predict(self, hands, auctions: Sequence[Sequence[int]], dealer, vul) -> dict[str, np.ndarray]:
+        """Batched: hands [B, 13] card ids, B auctions (calls from dealer, not yet finished), dealer and
+        vul scalars or [B]. Returns call [B, 38] (0 for illegal calls), partner_hcp [B, 38],
         suit_lengths [B, 3, 4, 14], cards [B, 52, 4]."""
         hands = np.asarray(hands, dtype=np.int64)
         if hands.ndim != 2 or hands.shape[1] != 13 or hands.min() < 0 or hands.max() > 51:
@@ -82,17 +82,17 @@ class Bidder:
             "cards": out["cards"].softmax(-1).cpu().numpy(),
         }
 
-    def next_call_batch(self, hands, auctions, vul, dealer) -> np.ndarray:
-        return self.predict(hands, auctions, vul, dealer)["call"]
+    def next_call_batch(self, hands, auctions, dealer, vul) -> np.ndarray:
+        return self.predict(hands, auctions, dealer, vul)["call"]
 
-    def beliefs_batch(self, hands, auctions, vul, dealer) -> Beliefs:
-        out = self.predict(hands, auctions, vul, dealer)
+    def beliefs_batch(self, hands, auctions, dealer, vul) -> Beliefs:
+        out = self.predict(hands, auctions, dealer, vul)
         return Beliefs(out["partner_hcp"], out["suit_lengths"], out["cards"])
 
-    def next_call(self, hand: Sequence[int], auction: Sequence[int], vul: int, dealer: int) -> np.ndarray:
+    def next_call(self, hand: Sequence[int], auction: Sequence[int], dealer: int, vul: int) -> np.ndarray:
         """[38] probabilities of the next call by seat (dealer + len(auction)) % 4 holding `hand`."""
-        return self.next_call_batch([hand], [auction], vul, dealer)[0]
+        return self.next_call_batch([hand], [auction], dealer, vul)[0]
 
-    def beliefs(self, hand: Sequence[int], auction: Sequence[int], vul: int, dealer: int) -> Beliefs:
-        b = self.beliefs_batch([hand], [auction], vul, dealer)
+    def beliefs(self, hand: Sequence[int], auction: Sequence[int], dealer: int, vul: int) -> Beliefs:
+        b = self.beliefs_batch([hand], [auction], dealer, vul)
         return Beliefs(b.partner_hcp[0], b.suit_lengths[0], b.cards[0])

@@ -45,7 +45,7 @@ def parse_auction(text: str) -> list[int]:
 def explain(bidder: Bidder, hand: list[int], auction: list[int], vul: int, dealer: int, top: int = 5) -> dict:
     """The model's view of one decision, as arrays plus a text summary."""
     replay(dealer, auction)  # raises IllegalCall naming the bad call
-    out = {k: v[0] for k, v in bidder.predict([hand], [auction], vul, dealer).items()}
+    out = {k: v[0] for k, v in bidder.predict([hand], [auction], dealer, vul).items()}
     seat = (dealer + len(auction)) % 4
     others = [SEATS[(seat + k) % 4] for k in (1, 2, 3)]
     order = np.argsort(-out["call"], kind="stable")[:top]

@@ -1,0 +1,104 @@
+"""Gain of the Monte Carlo search against its cost: one curve over the number of sampled deals K.
+
+    python benchmarks/bench_search.py --dd data/dd --bsm data/bsm --nndda data/nndda \
+        [--boards 20] [--samples 2,4,8,16] [--set search.KEY=VALUE ...] [--csv out.csv]
+    python benchmarks/bench_search.py --tiny      # untrained models, 4 DDS-solved boards: a smoke run
+
+For each K, the duplicate match search:rule is played on the same test boards as bsm:rule; the
+gain is the paired per-board difference (search vs rule) - (BSM vs rule) in IMPs with its standard
+error, next to the search's time per decision (mean and p95, wall clock: on a shared machine run
+it alone). Plot gain against K or against ms/decision from the CSV."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import torch
+
+from bridgeflow.dataset.dd import Solver
+from bridgeflow.dataset.encodings import deal_id
+from bridgeflow.dataset.synth import random_owner
+from bridgeflow.training import evaluate as ev
+from bridgeflow.training.bsm_model import BSM, BSMConfig
+from bridgeflow.training.dd_oracle import dd_store_table
+from bridgeflow.training.nndda_model import NNDDA, NNDDAConfig
+from bridgeflow.training.search import SearchConfig, load_section
+
+
+def tiny_setup(folder: Path, boards: int) -> tuple[Path, Path, Path]:
+    """Untrained BSM and NN-DDA checkpoints and a DD store of `boards` random test-split deals."""
+    torch.manual_seed(0)
+    bsm = BSM(BSMConfig(hidden=32, layers=1, embed=16))
+    torch.save({"model_config": vars(bsm.config), "model": bsm.state_dict()}, folder / "model.pt")
+    nndda = NNDDA(NNDDAConfig(hidden=32, layers=1))
+    torch.save({"model_config": vars(nndda.config), "model": nndda.state_dict()}, folder / "nndda.pt")
+    owners = [o for o in (random_owner(0, i) for i in range(40 * boards)) if deal_id(o) % 100 >= 90][:boards]
+    with Solver() as solver:
+        tables = np.stack(solver.solve(owners)).reshape(-1, 4, 5)
+    ids = np.array([deal_id(o) for o in owners], np.uint64)
+    (folder / "dd").mkdir()
+    pq.write_table(dd_store_table(ids, np.stack(owners), tables), folder / "dd" / "labels.parquet")
+    return folder / "dd", folder / "model.pt", folder / "nndda.pt"
+
+
+def curve(dd: Path, bsm: Path, nndda: Path, boards: int, samples: list[int], overrides: list[str],
+          seed: int) -> list[dict]:
+    board_set = ev.load_boards(dd, boards)
+    base = load_section(SearchConfig, None, "search", overrides)
+    factory = ev.AgentFactory(bsm, nndda, base)
+    _, baseline = ev.evaluate(ev.EvalConfig(seed=seed, matches=["bsm:rule"]), board_set, factory)
+    reference = np.array([r["imps"] for r in baseline])
+    points = []
+    for k in samples:
+        factory.search_config = load_section(SearchConfig, None, "search", overrides + [f"samples={k}"])
+        metrics, rows = ev.evaluate(ev.EvalConfig(seed=seed, matches=["search:rule"]), board_set, factory)
+        gain = ev.summary(np.array([r["imps"] for r in rows]) - reference)
+        timing = metrics["matches"]["search:rule"]["time_per_decision"]["search"]
+        points.append({"samples": k, "boards": gain["boards"], "gain_imps": gain["mean_imps"], "se": gain["se"],
+                       "ms_per_decision": timing["mean_ms"], "p95_ms": timing["p95_ms"],
+                       "decisions": timing["decisions"]})
+        print(f"K={k:3d}  gain {gain['mean_imps']:+6.2f} IMPs/board (se {gain['se'] or float('nan'):.2f})"
+              f"  {timing['mean_ms']:7.1f} ms/decision (p95 {timing['p95_ms']:.0f}, {timing['decisions']} decisions)",
+              flush=True)
+    factory.close()
+    return points
+
+
+def main(argv: list[str] | None = None) -> list[dict]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dd", type=Path, default=Path("data/dd"))
+    parser.add_argument("--bsm", type=Path, default=Path("data/bsm"))
+    parser.add_argument("--nndda", type=Path, default=Path("data/nndda"))
+    parser.add_argument("--boards", type=int, default=20)
+    parser.add_argument("--samples", default="2,4,8,16", help="comma-separated values of K")
+    parser.add_argument("--set", action="append", default=[], metavar="search.KEY=VALUE", help="other search params")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    parser.add_argument("--csv", type=Path, help="write the curve here")
+    parser.add_argument("--tiny", action="store_true", help="untrained models on 4 boards, K = 1,2 (smoke run)")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    samples = [int(k) for k in args.samples.split(",")]
+    overrides = [s.removeprefix("search.") for s in args.set]
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.tiny:
+            args.boards, samples = 4, [1, 2]
+            args.dd, args.bsm, args.nndda = tiny_setup(Path(tmp), args.boards)
+        points = curve(args.dd, args.bsm, args.nndda, args.boards, samples, overrides, args.seed)
+    if args.csv:
+        args.csv.parent.mkdir(parents=True, exist_ok=True)
+        with args.csv.open("w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(points[0]))
+            writer.writeheader()
+            writer.writerows(points)
+    return points
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,192 @@
+"""The duplicate evaluation: board selection, scoring and IMP signs of team and partner matches,
+statistics, reproducibility under a seed, and the files `bridgeflow evaluate` writes."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+from bridgeflow.dataset.auction import replay
+from bridgeflow.dataset.encodings import deal_id, duplicate_dealer, duplicate_vulnerability, parse_call
+from bridgeflow.dataset.scoring import imps, score_ns
+from bridgeflow.dataset.synth import random_owner
+from bridgeflow.training import evaluate as ev
+from bridgeflow.training.agents import RuleAgent
+from bridgeflow.training.bsm_model import BSM, BSMConfig
+from bridgeflow.training.dd_oracle import dd_store_table
+from bridgeflow.training.nndda_model import NNDDA, NNDDAConfig
+from bridgeflow.training.search import SearchConfig
+
+torch.set_num_threads(1)
+ONE_NT = parse_call("1NT")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """A DD store of random deals, 8 of them in the test split (tables random: only scoring reads them)."""
+    folder = tmp_path_factory.mktemp("dd")
+    owners, ids = [], []
+    index = 0
+    while sum(i % 100 >= 90 for i in ids) < 8:
+        owner = random_owner(11, index)
+        owners.append(owner)
+        ids.append(deal_id(owner))
+        index += 1
+    tables = np.random.default_rng(0).integers(0, 14, (len(ids), 4, 5))
+    pq.write_table(dd_store_table(np.array(ids, np.uint64), np.stack(owners), tables), folder / "labels.parquet")
+    estimated = [random_owner(12, i) for i in range(40)]
+    estimated = [o for o in estimated if deal_id(o) % 100 >= 90]  # estimated tables: never boards
+    pq.write_table(dd_store_table(np.array([deal_id(o) for o in estimated], np.uint64), np.stack(estimated),
+                                  np.zeros((len(estimated), 4, 5)), solver="nn-dda"), folder / "estimated.parquet")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """Tiny untrained checkpoints on disk, in the trainers' formats."""
+    folder = tmp_path_factory.mktemp("models")
+    torch.manual_seed(0)
+    bsm = BSM(BSMConfig(hidden=16, layers=1, embed=8, dropout=0.0))
+    torch.save({"model_config": vars(bsm.config), "model": bsm.state_dict()}, folder / "model.pt")
+    nndda = NNDDA(NNDDAConfig(hidden=16, layers=1))
+    torch.save({"model_config": vars(nndda.config), "model": nndda.state_dict()}, folder / "nndda.pt")
+    return folder
+
+
+class Opener:
+    """Stub agent: opens 1NT when nobody has bid yet, passes otherwise."""
+
+    name = "opener"
+
+    def next_call(self, hand, auction, dealer, vul):
+        return ONE_NT if all(c == 0 for c in auction) else 0
+
+    def reseed(self, seed):
+        pass
+
+
+class Passer(Opener):
+    name = "passer"
+
+    def next_call(self, hand, auction, dealer, vul):
+        return 0
+
+
+def test_boards_are_the_first_test_split_ids(store):
+    boards = ev.load_boards(store, 5)
+    ids = [int(d) for d in boards.deal_ids]
+    assert len(ids) == 5 and all(d % 100 >= 90 for d in ids) and ids == sorted(ids)
+    everything = ev.load_boards(store, 100)
+    assert len(everything.deal_ids) == 8 and list(everything.deal_ids[:5]) == ids
+    assert boards.owners.shape == (5, 52) and boards.tables.shape == (5, 4, 5)
+    assert [deal_id(o) for o in boards.owners] == ids
+
+
+def test_board_file_fixes_the_list(store, tmp_path):
+    chosen = [int(d) for d in ev.load_boards(store, 8).deal_ids[[6, 1]]]
+    (tmp_path / "list.json").write_text(json.dumps(chosen))
+    assert [int(d) for d in ev.load_boards(store, 3, tmp_path / "list.json").deal_ids] == chosen
+    (tmp_path / "bad.json").write_text(json.dumps({"deal_ids": [chosen[0], 12345]}))
+    with pytest.raises(ValueError, match="no exact DD table"):
+        ev.load_boards(store, 3, tmp_path / "bad.json")
+
+
+def test_team_match_scores_both_tables_and_imps_for_team_a(store):
+    boards = ev.load_boards(store, 6)
+    rows = ev.team_match("opener:passer", Opener(), Passer(), boards, 0, defaultdict(list))
+    for index, row in enumerate(rows):
+        dealer, vul = duplicate_dealer(index + 1), duplicate_vulnerability(index + 1)
+        assert (row["board"], row["dealer"], row["vul"]) == (index + 1, dealer, vul)
+        expected = []
+        for table, side in enumerate((0, 1)):  # the opener's side: NS at table 1, EW at table 2
+            declarer = next(s for s in ((dealer + k) % 4 for k in range(4)) if s % 2 == side)
+            tricks = int(boards.tables[index, declarer, 4])
+            expected.append(score_ns(1, 4, 0, declarer, vul, tricks))
+            assert row["tricks"][table] == tricks
+        assert row["scores_ns"] == expected
+        assert row["imps"] == imps(expected[0] - expected[1])
+
+
+def test_rule_bidders_tie_against_themselves(store):
+    boards = ev.load_boards(store, 4)
+    config = ev.EvalConfig(matches=["rule:rule", "partner:rule"])
+    metrics, rows = ev.evaluate(config, boards, ev.AgentFactory(None, None, SearchConfig()))
+    assert all(r["imps"] == 0 for r in rows)
+    assert metrics["matches"]["rule:rule"]["mean_imps"] == 0
+    partner_rows = [r for r in rows if r["match"] == "partner:rule"]
+    assert all(len(r["auctions"]) == 5 and len(set(map(tuple, r["auctions"]))) == 1 for r in partner_rows)
+    assert all(replay(r["dealer"], r["auctions"][0]).finished for r in rows)
+
+
+def test_a_checkpoint_against_itself_ties(store, models):
+    boards = ev.load_boards(store, 3)
+    factory = ev.AgentFactory(None, None, SearchConfig())
+    _, rows = ev.evaluate(ev.EvalConfig(matches=[f"bsm@{models / 'model.pt'}:bsm@{models}"]), boards, factory)
+    assert [r["imps"] for r in rows] == [0, 0, 0] and all(r["auctions"][0] == r["auctions"][1] for r in rows)
+    assert list(factory.checkpoints) == [str(models / "model.pt")]
+
+
+def test_partner_setting_averages_the_seats_for_the_agents_side(store):
+    boards = ev.load_boards(store, 3)
+    rows = ev.partner_match("partner:opener", Opener(), RuleAgent(), boards, 0, defaultdict(list))
+    for row in rows:
+        base, *seated = row["scores_ns"]
+        gains = [imps(seated[s] - base) * (1 if s % 2 == 0 else -1) for s in range(4)]
+        assert row["imps"] == pytest.approx(np.mean(gains))
+
+
+def test_summary_and_paired_differences():
+    s = ev.summary([1.0, 2.0, 3.0, 6.0])
+    assert s["mean_imps"] == 3.0 and s["se"] == pytest.approx(np.std([1, 2, 3, 6], ddof=1) / 2)
+    assert s["ci95"] == pytest.approx([3 - 1.959964 * s["se"], 3 + 1.959964 * s["se"]])
+    results = {"x:rule": [{"imps": v} for v in (3, 0, 2)], "y:rule": [{"imps": v} for v in (1, 1, 1)],
+               "x:y": [{"imps": 5}] * 3}
+    pairs = ev.paired(results)
+    assert list(pairs) == ["x:rule - y:rule"]
+    assert pairs["x:rule - y:rule"]["mean_imps"] == pytest.approx(2 / 3)
+    assert pairs["x:rule - y:rule"]["se"] == pytest.approx(np.std([2, -1, 1], ddof=1) / np.sqrt(3))
+    assert ev.summary([4.0])["se"] is None
+
+
+def test_same_seed_same_boards_other_seed_other_auctions(store, models):
+    boards = ev.load_boards(store, 2)
+    search = SearchConfig(samples=2, oversample=2, topk=2, rollout="sample", selection="proportional")
+
+    def play(seed):
+        factory = ev.AgentFactory(models, models, search)
+        _, rows = ev.evaluate(ev.EvalConfig(seed=seed, matches=["bsm-sample:rule", "search:bsm"]), boards, factory)
+        return rows
+
+    first = play(1)
+    assert play(1) == first
+    assert play(2) != first
+
+
+def test_run_writes_log_metrics_and_a_replayable_board_list(store, models, tmp_path):
+    out = tmp_path / "eval"
+    argv = ["--dd", str(store), "--bsm", str(models), "--nndda", str(models), "--out", str(out),
+            "--params", str(tmp_path / "absent.yaml"), "--set", "boards=3", "--set", "matches=[search:rule, bsm:rule]",
+            "--set", "search.samples=2", "--set", "search.oversample=1", "--set", "search.topk=2"]
+    metrics = ev.run(argv)
+    log = pq.read_table(out / "boards.parquet").to_pylist()
+    assert len(log) == 6 and {r["match"] for r in log} == {"search:rule", "bsm:rule"}
+    listed = json.loads((out / "boards.json").read_text())
+    assert listed["deal_ids"] == metrics["boards"]["deal_ids"] and listed["hash"] == metrics["boards"]["hash"]
+    written = json.loads((out / "metrics.json").read_text())
+    assert written["config"]["search"]["samples"] == 2 and written["seed"] == 0
+    assert set(written["checkpoints"]) == {str(models / "model.pt"), str(models / "nndda.pt")}
+    by_match = {m: [r["imps"] for r in log if r["match"] == m] for m in ("search:rule", "bsm:rule")}
+    headline = written["headline"]
+    assert headline["mean_imps"] == pytest.approx(np.mean(by_match["search:rule"]) - np.mean(by_match["bsm:rule"]))
+    timing = written["matches"]["search:rule"]["time_per_decision"]
+    assert set(timing) == {"search", "rule"} and timing["search"]["decisions"] > 0
+    assert timing["search"]["p95_ms"] >= 0
+
+    again = tmp_path / "again"
+    ev.run(argv[:7] + [str(again), "--boards", str(out / "boards.json")] + argv[8:] + ["--set", "boards=1"])
+    assert pq.read_table(again / "boards.parquet").equals(pq.read_table(out / "boards.parquet"))

@@ -1,0 +1,179 @@
+"""Monte Carlo search: config loading, DD scoring of final contracts, IMP datums, the choice and
+its evidence, fallbacks, determinism, and the `bid` command."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from bridgeflow.dataset.auction import replay
+from bridgeflow.dataset.encodings import parse_call, parse_pbn_hand
+from bridgeflow.dataset.scoring import imps, score_ns
+from bridgeflow.training import search as search_module
+from bridgeflow.training.bidder import Bidder
+from bridgeflow.training.bsm_model import BSM, BSMConfig
+from bridgeflow.training.dd_estimator import DDEstimator
+from bridgeflow.training.nndda_model import NNDDA, NNDDAConfig
+from bridgeflow.dataset.dd import Solver
+from bridgeflow.dataset.synth import random_owner
+from bridgeflow.training.exact_dd import ExactDD
+from bridgeflow.training.search import (
+    EstimatedDD, MonteCarloSearch, SearchConfig, load_section, parse_auction, parse_vul,
+)
+
+torch.set_num_threads(1)
+HAND = parse_pbn_hand("K843.Q92.A75.J64")
+
+
+def calls(text: str) -> list[int]:
+    return [parse_call(t) for t in text.split()]
+
+
+@pytest.fixture(scope="module")
+def bidder() -> Bidder:
+    torch.manual_seed(0)
+    return Bidder(BSM(BSMConfig(hidden=16, layers=1, embed=8, dropout=0.0)))
+
+
+class FixedTables:
+    """A DD scorer stub: the same table for every deal."""
+
+    def __init__(self, table):
+        self.table = np.asarray(table, np.int8)
+
+    def tricks(self, owners, deal, declarer, strain):
+        return self.table[declarer, strain]
+
+
+def test_load_section_reads_params_then_overrides(tmp_path):
+    params = tmp_path / "params.yaml"
+    params.write_text("search:\n  samples: 12\n  gamma: 1\n  rollout: sample\n")
+    cfg = load_section(SearchConfig, params, "search", ["topk=5", "selection=proportional"])
+    assert (cfg.samples, cfg.gamma, cfg.rollout, cfg.topk, cfg.selection) == (12, 1.0, "sample", 5, "proportional")
+    with pytest.raises(ValueError, match="unknown"):
+        load_section(SearchConfig, params, "search", ["sample=3"])
+    with pytest.raises(ValueError, match="expected int"):
+        load_section(SearchConfig, params, "search", ["samples=many"])
+    with pytest.raises(ValueError, match="imps_vs"):
+        load_section(SearchConfig, None, "search", ["imps_vs=median"])
+
+
+def test_scores_are_dd_scores_for_the_players_side(bidder):
+    table = np.arange(20).reshape(4, 5) % 14
+    states = [[replay(0, calls("1S P 4S P P P")), replay(0, calls("P 2H X P P P"))],
+              [replay(0, calls("P P P P")), replay(0, calls("1NT X XX P P P"))]]
+    search = MonteCarloSearch(bidder, FixedTables(table), SearchConfig())
+    owners = np.stack([random_owner(0, 0), random_owner(0, 1)])
+    for player in range(4):
+        got = search.scores(states, owners, vul=1, player=player)
+        sign = 1 if player % 2 == 0 else -1
+        t = table.tolist()
+        expected = [[score_ns(4, 3, 0, 0, 1, t[0][3]), score_ns(2, 2, 1, 1, 1, t[1][2])],
+                    [0, score_ns(1, 4, 2, 0, 1, t[0][4])]]
+        assert got.tolist() == (sign * np.array(expected)).tolist()
+
+
+@pytest.mark.parametrize("datum", ["mean", "best", "prior"])
+def test_imps_against_each_datum(bidder, datum):
+    scores = np.array([[420.0, -50.0], [170.0, 620.0], [-100.0, 100.0]])
+    search = MonteCarloSearch(bidder, FixedTables(np.zeros((4, 5))), SearchConfig(imps_vs=datum))
+    if datum == "mean":
+        reference = scores.mean(axis=0, keepdims=True).repeat(3, axis=0)
+    elif datum == "prior":
+        reference = scores[[0, 0, 0]]
+    else:
+        reference = np.array([[max(scores[1, d], scores[2, d]) for d in range(2)],
+                              [max(scores[0, d], scores[2, d]) for d in range(2)],
+                              [max(scores[0, d], scores[1, d]) for d in range(2)]])
+    expected = [[imps(int(round(scores[c, d] - reference[c, d]))) for d in range(2)] for c in range(3)]
+    assert search.imps(scores).tolist() == expected
+
+
+@pytest.mark.parametrize("temperature", [0.0, 2.0])
+def test_search_chooses_by_mean_imps_and_prior_and_reports_evidence(bidder, temperature):
+    cfg = SearchConfig(samples=6, oversample=2, candidates="topk", topk=3, prior_temperature=temperature)
+    search = MonteCarloSearch(bidder, EstimatedDD(DDEstimator(NNDDA(NNDDAConfig(hidden=16, layers=1)))), cfg)
+    result = search.search(HAND, calls("1H P"), 0, 0)
+    assert result.fallback is None and result.samples == 6 and result.generated == 12
+    prior = bidder.next_call(HAND, calls("1H P"), 0, 0)
+    assert [c.call for c in result.candidates] == list(np.argsort(-prior)[:3])
+    assert result.prior_call == result.candidates[0].call
+    best = max(result.candidates, key=lambda c: c.mean_imps + temperature * np.log(c.prior))
+    assert result.call == best.call
+    for c in result.candidates:
+        assert c.samples == 6 and sum(c.contracts.values()) == 6 and c.se_imps >= 0
+        assert replay(0, calls("1H P") + [c.call]).legal_mask().any() or c.call == 0
+    assert json.loads(json.dumps(result.to_dict()))["call"] == search_module.call_name(result.call)
+    assert search_module.call_name(result.call) in result.format()
+
+
+def test_prior_temperature_pulls_towards_the_bsm(bidder):
+    cfg = SearchConfig(samples=4, oversample=1, topk=4, prior_temperature=1e6)
+    search = MonteCarloSearch(bidder, FixedTables(np.full((4, 5), 9)), cfg)
+    result = search.search(HAND, calls("1H P"), 0, 0)
+    assert result.call == result.prior_call
+
+
+def test_all_candidates_are_every_legal_call(bidder):
+    search = MonteCarloSearch(bidder, FixedTables(np.full((4, 5), 7)), SearchConfig(candidates="all", samples=2))
+    prior = bidder.next_call(HAND, calls("1H P 4S"), 0, 0)
+    assert sorted(search.candidates(prior)) == list(np.flatnonzero(replay(0, calls("1H P 4S")).legal_mask()))
+
+
+def test_fallbacks_play_the_bsm_call(bidder):
+    dd = FixedTables(np.full((4, 5), 7))
+    strict = MonteCarloSearch(bidder, dd, SearchConfig(samples=3, min_fitting=100))
+    result = strict.search(HAND, calls("1H P"), 0, 0)
+    assert result.fallback and result.call == result.prior_call and not result.candidates
+    single = MonteCarloSearch(bidder, dd, SearchConfig(topk=1)).search(HAND, calls("1H P"), 0, 0)
+    assert single.fallback == "one candidate call" and single.call == single.prior_call
+
+
+def test_same_seed_same_search(bidder):
+    cfg = SearchConfig(samples=4, oversample=2, rollout="sample", selection="proportional", seed=5)
+    dd = FixedTables(np.full((4, 5), 8))
+    first = MonteCarloSearch(bidder, dd, cfg).search(HAND, [], 1, 2)
+    second = MonteCarloSearch(bidder, dd, cfg).search(HAND, [], 1, 2)
+    strip = lambda r: {k: v for k, v in r.to_dict().items() if k != "seconds"}  # noqa: E731
+    assert strip(first) == strip(second)
+
+
+def test_exact_dd_solves_the_cells_asked_like_a_full_table():
+    owners = np.stack([random_owner(4, 0), random_owner(4, 1)])
+    with Solver() as solver:
+        tables = np.stack(solver.solve(list(owners))).reshape(2, 4, 5)
+    deal = np.array([0] * 20 + [1, 1, 1, 1])  # deal 0 whole (one table), deal 1 three cells (single solves)
+    declarer = np.array([d for d in range(4) for _ in range(5)] + [0, 3, 1, 0])
+    strain = np.array(list(range(5)) * 4 + [4, 2, 0, 4])
+    exact = ExactDD()
+    try:
+        got = exact.tricks(owners, deal, declarer, strain)
+    finally:
+        exact.close()
+    assert got.tolist() == tables[deal, declarer, strain].tolist()
+
+
+def test_parsers():
+    assert parse_auction("1h, p 2H") == calls("1H P 2H") and parse_auction("") == [] and parse_auction("-") == []
+    assert [parse_vul(v) for v in ("none", "NS", "ew", "Both", "all")] == [0, 1, 2, 3, 3]
+    with pytest.raises(ValueError):
+        parse_vul("nv")
+
+
+def test_bid_command_prints_the_evidence(bidder, tmp_path, capsys):
+    torch.save({"model_config": vars(bidder.model.config), "model": bidder.model.state_dict()}, tmp_path / "model.pt")
+    nndda = NNDDA(NNDDAConfig(hidden=16, layers=1))
+    torch.save({"model_config": vars(nndda.config), "model": nndda.state_dict()}, tmp_path / "nndda.pt")
+    argv = ["--hand", "K843.Q92.A75.J64", "--auction", "1H P", "--dealer", "N", "--vul", "none",
+            "--bsm", str(tmp_path), "--nndda", str(tmp_path), "--params", str(tmp_path / "none.yaml"),
+            "--set", "samples=3", "--set", "oversample=2"]
+    result = search_module.run(argv)
+    out = capsys.readouterr().out
+    assert "S to call, dealer N" in out and f"call: {search_module.call_name(result.call)}" in out
+    search_module.run(argv + ["--json"])
+    assert json.loads(capsys.readouterr().out)["samples"] == 3
+    with pytest.raises(SystemExit):
+        search_module.run(argv[:1] + ["K843.Q92.A75"] + argv[2:])

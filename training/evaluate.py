@@ -1,0 +1,332 @@
+"""A reproducible duplicate evaluation in IMPs: `bridgeflow evaluate`.
+
+    bridgeflow evaluate --dd data/dd --bsm data/bsm --nndda data/nndda --out data/eval \
+        [--params params.yaml] [--set boards=50] [--set search.samples=8] [--boards FILE]
+
+Boards: the first `boards` deal_ids, in ascending order, of the DD store's test split (deal_id % 100
+>= 90), or a fixed list (`--boards`: a JSON list of deal_ids, or the boards.json this command
+writes). Board i (1-based) gets duplicate dealer and vulnerability rotation. Every contract is
+scored with the exact DD tricks of the store.
+
+Matches (`evaluate.matches`), agents named rule | bsm | bsm-sample | search, each optionally
+`@CHECKPOINT` (another BSM, e.g. `bsm@old/model.pt:bsm`):
+- `A:B`, a team match: A sits NS at table 1 and EW at table 2, B in the other seats; the board
+  scores IMP(NS score at table 1 - NS score at table 2) for A (DeepMind's IMP(S(abab) - S(baba))).
+- `partner:A`, the partner setting: A replaces one of four rule bidders, in each seat in turn;
+  the board scores the mean over the four seats of the IMPs A's side gains over four rule bidders.
+For every two team matches against the same opponent (and every two partner matches) the report
+also gives the paired difference on the same boards; `search:rule - bsm:rule` is the headline.
+
+Reproducible: every agent is reseeded before every table from (evaluate.seed, match, deal_id,
+table), so the same seed gives the same per-board results, whatever the board order (search.seed
+only seeds `bridgeflow bid`). Writes to --out:
+  boards.parquet  one row per (match, board): auctions, contracts, DD tricks, NS scores, IMPs
+  boards.json     the deal_ids played and their hash (a valid --boards file)
+  metrics.json    per match: mean IMPs/board, SE, 95% interval, boards, time per decision (mean,
+                  p95) per agent; the paired differences; the config, checkpoint hashes and seed."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import time
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from bridgeflow.dataset.auction import AuctionState
+from bridgeflow.dataset.dd import SOLVER_NAME
+from bridgeflow.dataset.encodings import duplicate_dealer, duplicate_vulnerability, hands_from_owner
+from bridgeflow.dataset.scoring import imps, score_ns
+
+from .agents import Agent, BSMAgent, RuleAgent, SearchAgent
+from .bidder import Bidder
+from .exact_dd import ExactDD
+from .search import MonteCarloSearch, SearchConfig, contract_label, load_scorer, load_section
+
+log = logging.getLogger(__name__)
+AGENT_KINDS = ("rule", "bsm", "bsm-sample", "search")
+Z95 = 1.959964
+
+
+@dataclass
+class EvalConfig:
+    """The `evaluate:` section of params.yaml."""
+
+    boards: int = 100  # deals from the test split (ignored with --boards)
+    seed: int = 0
+    matches: list = field(default_factory=lambda: ["search:rule", "bsm:rule", "partner:bsm"])
+
+
+@dataclass
+class Boards:
+    deal_ids: np.ndarray  # uint64[n], board i + 1 is deal_ids[i]
+    owners: np.ndarray  # int8[n, 52]
+    tables: np.ndarray  # int8[n, 4, 5] exact DD tricks
+
+    @property
+    def hash(self) -> str:
+        return hashlib.blake2b(self.deal_ids.astype("<u8").tobytes(), digest_size=8).hexdigest()
+
+
+def load_boards(dd_store: str | Path, count: int, board_file: str | Path | None = None) -> Boards:
+    """The boards of the match: a fixed list from `board_file`, else the first `count` test-split
+    deal_ids of the DD store in ascending order. Only deals with an exact (DDS) table qualify."""
+    from bridgeflow.pipelines.ddlabel import read_labels  # Beam import: only when boards are read
+
+    labels = read_labels(dd_store)
+    labels = labels.filter(pc.equal(labels.column("solver"), SOLVER_NAME))  # exact tables only, not NN-DDA estimates
+    ids = labels.column("deal_id").to_numpy()
+    if board_file is not None:
+        listed = json.loads(Path(board_file).read_text())
+        wanted = np.array(listed["deal_ids"] if isinstance(listed, dict) else listed, np.uint64)
+    else:
+        wanted = np.sort(ids[ids % 100 >= 90])[:count]
+    position = {int(deal): row for row, deal in enumerate(ids)}
+    missing = [int(d) for d in wanted if int(d) not in position]
+    if missing:
+        raise ValueError(f"{len(missing)} boards have no exact DD table in {dd_store}, e.g. deal_id {missing[0]}")
+    if not len(wanted):
+        raise ValueError(f"no test-split deals in the DD store {dd_store}")
+    rows = pa.array([position[int(d)] for d in wanted])
+    chosen = labels.take(rows)
+    owners = np.array(chosen.column("owner").to_pylist(), np.int8)
+    tables = np.array(chosen.column("dd_tricks").to_pylist(), np.int8).reshape(-1, 4, 5)
+    return Boards(wanted, owners, tables)
+
+
+def table_seed(seed: int, match: str, deal_id: int, table: int) -> int:
+    key = f"{seed}\0{match}\0{deal_id}\0{table}".encode()
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little")
+
+
+def play(seats: Sequence[Agent], owner: np.ndarray, dealer: int, vul: int, timings: dict[str, list]) -> AuctionState:
+    """One table: the agent in each seat (N, E, S, W) calls in turn until the auction ends."""
+    hands = hands_from_owner(owner)
+    state = AuctionState.start(dealer)
+    while not state.finished:
+        agent = seats[state.to_call]
+        started = time.perf_counter()
+        call = agent.next_call(hands[state.to_call], list(state.calls), dealer, vul)
+        timings[agent.name].append(time.perf_counter() - started)
+        state.add(call)  # an illegal call raises IllegalCall
+    return state
+
+
+def table_result(state: AuctionState, table: np.ndarray, vul: int) -> tuple[int, int]:
+    """(NS score, declarer's DD tricks or -1 when passed out)."""
+    contract = state.contract()
+    if contract is None:
+        return 0, -1
+    tricks = int(table[contract.declarer, contract.strain])
+    return score_ns(contract.level, contract.strain, contract.doubled, contract.declarer, vul, tricks), tricks
+
+
+def play_board(match: str, line_ups: list[list[Agent]], boards: Boards, index: int, seed: int,
+               timings: dict[str, list]) -> dict:
+    """Every table of one board: its log row, without the IMPs."""
+    deal = int(boards.deal_ids[index])
+    dealer, vul = duplicate_dealer(index + 1), duplicate_vulnerability(index + 1)
+    row = {"match": match, "board": index + 1, "deal_id": deal, "dealer": dealer, "vul": vul,
+           "auctions": [], "contracts": [], "tricks": [], "scores_ns": []}
+    for number, seats in enumerate(line_ups):
+        for agent in {id(a): a for a in seats}.values():
+            agent.reseed(table_seed(seed, match, deal, number))
+        state = play(seats, boards.owners[index], dealer, vul, timings)
+        score, tricks = table_result(state, boards.tables[index], vul)
+        row["auctions"].append(state.calls)
+        row["contracts"].append(contract_label(state))
+        row["tricks"].append(tricks)
+        row["scores_ns"].append(score)
+    return row
+
+
+def team_match(match: str, a: Agent, b: Agent, boards: Boards, seed: int, timings) -> list[dict]:
+    """A NS at table 1 and EW at table 2; IMPs for A."""
+    rows = []
+    for index in range(len(boards.deal_ids)):
+        row = play_board(match, [[a, b, a, b], [b, a, b, a]], boards, index, seed, timings)
+        first, second = row["scores_ns"]
+        rows.append(row | {"imps": float(imps(first - second))})
+    return rows
+
+
+def partner_match(match: str, agent: Agent, rule: Agent, boards: Boards, seed: int, timings) -> list[dict]:
+    """Four rule bidders, then the agent in each seat with three rule bidders; IMPs for the
+    agent's side against the all-rule table, averaged over the four seats."""
+    line_ups = [[rule] * 4] + [[agent if s == seat else rule for s in range(4)] for seat in range(4)]
+    rows = []
+    for index in range(len(boards.deal_ids)):
+        row = play_board(match, line_ups, boards, index, seed, timings)
+        scores = row["scores_ns"]
+        gains = [(1 if seat % 2 == 0 else -1) * imps(scores[seat + 1] - scores[0]) for seat in range(4)]
+        rows.append(row | {"imps": float(np.mean(gains))})
+    return rows
+
+
+def summary(values: Sequence[float]) -> dict:
+    """Mean, standard error and normal 95% interval of per-board IMPs (None where undefined)."""
+    values = np.asarray(values, float)
+    n = len(values)
+    if n < 2:
+        return {"mean_imps": float(values.mean()) if n else None, "se": None, "ci95": None, "boards": n}
+    mean, se = float(values.mean()), float(values.std(ddof=1) / np.sqrt(n))
+    return {"mean_imps": mean, "se": se, "ci95": [mean - Z95 * se, mean + Z95 * se], "boards": n}
+
+
+def timing_summary(seconds: list[float]) -> dict:
+    ms = np.asarray(seconds) * 1000
+    return {"decisions": len(ms), "mean_ms": float(ms.mean()), "p95_ms": float(np.percentile(ms, 95))}
+
+
+def file_hash(path: str | Path) -> str:
+    return hashlib.blake2b(Path(path).read_bytes(), digest_size=8).hexdigest()
+
+
+def checkpoint_file(path: str | Path, name: str) -> Path:
+    path = Path(path)
+    return path / name if path.is_dir() else path
+
+
+class AgentFactory:
+    """Builds agents from names like `search` or `bsm@path/model.pt`; loads each model once."""
+
+    def __init__(self, bsm: str | Path | None, nndda: str | Path | None, search: SearchConfig):
+        self.bsm, self.nndda, self.search_config = bsm, nndda, search
+        self.bidders: dict[Path, Bidder] = {}
+        self.scorer = None
+        self.checkpoints: dict[str, str] = {}  # file -> hash
+
+    def bidder(self, path: str | Path | None) -> Bidder:
+        if path is None:
+            raise ValueError("a BSM agent needs --bsm (or name@CHECKPOINT)")
+        file = checkpoint_file(path, "model.pt")
+        if file not in self.bidders:
+            self.bidders[file] = Bidder.load(file)
+            self.checkpoints[str(file)] = file_hash(file)
+        return self.bidders[file]
+
+    def make(self, spec: str) -> Agent:
+        kind, _, path = spec.partition("@")
+        if kind not in AGENT_KINDS:
+            raise ValueError(f"unknown agent {spec!r}: one of {AGENT_KINDS}, optionally @CHECKPOINT")
+        if kind == "rule":
+            return RuleAgent(name=spec)
+        bidder = self.bidder(path or self.bsm)
+        if kind != "search":
+            return BSMAgent(bidder, greedy=kind == "bsm", name=spec)
+        if self.scorer is None:
+            self.scorer = load_scorer(self.search_config.dd, self.nndda)
+            if self.search_config.dd == "nndda":
+                file = checkpoint_file(self.nndda, "nndda.pt")
+                self.checkpoints[str(file)] = file_hash(file)
+        return SearchAgent(MonteCarloSearch(bidder, self.scorer, self.search_config), name=spec)
+
+    def close(self) -> None:
+        if isinstance(self.scorer, ExactDD):
+            self.scorer.close()
+
+
+def paired(results: dict[str, list[dict]]) -> dict[str, dict]:
+    """Paired differences on the same boards: team matches against the same opponent, and
+    partner matches."""
+    def opponent(match: str) -> str:
+        return match.split(":", 1)[1] if not match.startswith("partner:") else "partner"
+
+    out = {}
+    names = list(results)
+    for i, first in enumerate(names):
+        for second in names[i + 1:]:
+            if opponent(first) == opponent(second):
+                a = np.array([r["imps"] for r in results[first]])
+                b = np.array([r["imps"] for r in results[second]])
+                out[f"{first} - {second}"] = summary(a - b)
+    return out
+
+
+def evaluate(config: EvalConfig, boards: Boards, factory: AgentFactory) -> tuple[dict, list[dict]]:
+    """Play every configured match; returns (metrics, log rows)."""
+    results, timings, rows = {}, {}, []
+    for match in config.matches:
+        started = time.perf_counter()
+        timings[match] = defaultdict(list)
+        if match.startswith("partner:"):
+            played = partner_match(match, factory.make(match.split(":", 1)[1]), factory.make("rule"), boards,
+                                   config.seed, timings[match])
+        else:
+            first, sep, second = match.partition(":")
+            if not sep:
+                raise ValueError(f"a match is A:B or partner:A, not {match!r}")
+            played = team_match(match, factory.make(first), factory.make(second), boards, config.seed, timings[match])
+        results[match] = played
+        rows += played
+        log.info("%s: %.2f IMPs/board over %d boards in %.0f s", match, np.mean([r["imps"] for r in played]),
+                 len(played), time.perf_counter() - started)
+    metrics = {
+        "matches": {match: summary([r["imps"] for r in played])
+                    | {"time_per_decision": {name: timing_summary(t) for name, t in timings[match].items()}}
+                    for match, played in results.items()},
+        "paired": paired(results),
+    }
+    if "search:rule - bsm:rule" in metrics["paired"]:
+        metrics["headline"] = ({"comparison": "(search vs rule) - (bsm vs rule)"}
+                               | metrics["paired"]["search:rule - bsm:rule"])
+    return metrics, rows
+
+
+LOG_SCHEMA = pa.schema([
+    pa.field("match", pa.string()), pa.field("board", pa.int32()), pa.field("deal_id", pa.uint64()),
+    pa.field("dealer", pa.int8()), pa.field("vul", pa.int8()), pa.field("auctions", pa.list_(pa.list_(pa.int8()))),
+    pa.field("contracts", pa.list_(pa.string())), pa.field("tricks", pa.list_(pa.int8())),
+    pa.field("scores_ns", pa.list_(pa.int32())), pa.field("imps", pa.float64()),
+])
+
+
+def run(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(prog="bridgeflow evaluate",
+                                     description="Duplicate match in IMPs over DD-scored test boards.")
+    parser.add_argument("--dd", default="data/dd", help="DD store (ddlabel --out)")
+    parser.add_argument("--bsm", default="data/bsm", help="BSM checkpoint: training folder or model.pt")
+    parser.add_argument("--nndda", default="data/nndda", help="NN-DDA model for the search: folder or nndda.pt")
+    parser.add_argument("--out", default="data/eval", help="boards.parquet, boards.json, metrics.json go here")
+    parser.add_argument("--params", default="params.yaml", help="YAML with `evaluate:` and `search:` sections")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override an evaluate param, or a search param as search.KEY=VALUE")
+    parser.add_argument("--boards", help="fixed board list: JSON list of deal_ids or a boards.json")
+    args = parser.parse_args(argv)
+    search_sets = [s.removeprefix("search.") for s in args.set if s.startswith("search.")]
+    config = load_section(EvalConfig, args.params, "evaluate", [s for s in args.set if not s.startswith("search.")])
+    search_config = load_section(SearchConfig, args.params, "search", search_sets)
+    boards = load_boards(args.dd, config.boards, args.boards)
+    factory = AgentFactory(args.bsm, args.nndda, search_config)
+    started = time.perf_counter()
+    try:
+        metrics, rows = evaluate(config, boards, factory)
+    finally:
+        factory.close()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=LOG_SCHEMA), out / "boards.parquet")
+    board_list = {"deal_ids": [int(d) for d in boards.deal_ids], "hash": boards.hash}
+    (out / "boards.json").write_text(json.dumps(board_list) + "\n")
+    metrics |= {
+        "boards": {"count": len(boards.deal_ids), "hash": boards.hash, "source": args.boards or f"{args.dd} test split",
+                   "deal_ids": board_list["deal_ids"]},
+        "config": {"evaluate": asdict(config), "search": asdict(search_config)},
+        "checkpoints": factory.checkpoints,
+        "seed": config.seed,
+        "seconds": time.perf_counter() - started,
+    }
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    for name, result in [*metrics["matches"].items(), *metrics["paired"].items()]:
+        print(f"{name:>28}: {result['mean_imps']:+.2f} IMPs/board, se {result['se'] or float('nan'):.2f},"
+              f" {result['boards']} boards")
+    return metrics

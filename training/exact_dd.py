@@ -1,0 +1,64 @@
+"""Exact double-dummy tricks for the contracts a search reaches, from DDS in a child process.
+
+Kept apart from search.py so the child imports only this module (no torch): DDS crashes when two
+threads call it and can take its process down, so it never runs in the caller."""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+import numpy as np
+
+from bridgeflow.dataset.encodings import deal_to_pbn
+
+
+def solve_cells(owners: np.ndarray, cells: list[tuple[int, int, int]]) -> list[int]:
+    """Exact DD tricks for (deal, declarer, strain) cells: one DDS SolveBoard with the declarer's
+    LHO on lead per cell, or one table per deal that needs more than 4 cells (a table costs about
+    as much as 4 single solves). Runs only inside ExactDD's child process."""
+    from endplay.dds import solve_board
+    from endplay.types import Deal, Denom, Player
+
+    from bridgeflow.dataset.dd import DDS_STRAIN, calc_tables
+
+    per_deal = Counter(deal for deal, _, _ in cells)
+    tables = {deal: calc_tables(owners[deal][None])[0].reshape(4, 5) for deal, n in per_deal.items() if n > 4}
+    out = []
+    for deal, declarer, strain in cells:
+        if deal in tables:
+            out.append(int(tables[deal][declarer, strain]))
+            continue
+        board = Deal(deal_to_pbn(owners[deal]))
+        board.first, board.trump = Player((declarer + 1) % 4), Denom(DDS_STRAIN[strain])
+        out.append(13 - max(tricks for _, tricks in solve_board(board)))
+    return out
+
+
+class ExactDD:
+    """Exact DDS for the contracts reached only, in a child process: DDS crashes when two threads
+    call it, and a crash must not take the search down (the child is restarted once)."""
+
+    def __init__(self):
+        self.pool: ProcessPoolExecutor | None = None
+
+    def tricks(self, owners, deal, declarer, strain) -> np.ndarray:
+        cells = sorted(set(zip(deal.tolist(), declarer.tolist(), strain.tolist())))
+        for attempt in range(2):
+            if self.pool is None:
+                self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+            try:
+                solved = dict(zip(cells, self.pool.submit(solve_cells, np.asarray(owners, np.int8), cells).result()))
+                break
+            except BrokenProcessPool:
+                self.close()
+                if attempt:
+                    raise RuntimeError("the DDS child process died twice on these deals") from None
+        return np.array([solved[cell] for cell in zip(deal.tolist(), declarer.tolist(), strain.tolist())])
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown()
+            self.pool = None

@@ -1,0 +1,324 @@
+"""Monte Carlo bidding search (BSM paper, Algorithm 4; DeepMind's extended Borel search as options),
+and the `bridgeflow bid` command:
+
+    bridgeflow bid --hand K843.Q92.A75.J64 --auction '1H P' --dealer N --vul none \
+        --bsm data/bsm --nndda data/nndda [--params params.yaml] [--set key=value ...] [--json]
+
+For the player to call: sample K deals consistent with the auction (sampling.py), and for each
+candidate call roll the auction out to its end on every deal with the BSM in all four seats
+(greedy or sampled; one batched BSM call per step over candidates x deals), score the final
+contract double dummy for the player's side (`dd: nndda`, every table in one NN-DDA pass; or
+`dd: dds`, exact DDS in a child process for the contracts reached only), and turn scores into
+IMPs against a datum per deal:
+
+- `imps_vs: mean` (default): the mean score of all candidates on that deal, as a Butler datum;
+  the BSM paper only says imp() of the final contract's score, and a datum shared by every
+  candidate keeps their IMPs comparable;
+- `best`: the best other candidate on that deal (IMPs lost to hindsight);
+- `prior`: the BSM's own first choice (how much the search gains over the raw policy).
+
+The call chosen maximises mean IMPs + prior_temperature * log P_BSM(call): 0 replaces the prior
+(BSM paper), > 0 is DeepMind's soft update pi'(a) ~ pi(a) exp(Q(a) / T). Every candidate's mean
+IMPs, standard error, number of deals and final-contract distribution come back as evidence."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections import Counter
+from dataclasses import MISSING, asdict, dataclass, fields
+from pathlib import Path
+from typing import Protocol, Sequence
+
+import numpy as np
+import yaml
+
+from bridgeflow.dataset.auction import AuctionState, replay
+from bridgeflow.dataset.encodings import (
+    SEATS, VUL_BOTH, VUL_EW, VUL_NAMES, VUL_NS, call_name, parse_call, parse_pbn_hand, seat_index,
+)
+from bridgeflow.dataset.scoring import contract_scores, imps_array
+
+from .bidder import Bidder
+from .dd_estimator import DDEstimator
+from .exact_dd import ExactDD
+from .sampling import SELECTIONS, categorical, sample_deals
+
+
+@dataclass
+class SearchConfig:
+    """The `search:` section of params.yaml."""
+
+    samples: int = 8  # K deals kept per decision
+    oversample: int = 5  # candidates generated = oversample x samples (BSM paper: 5)
+    gamma: float = 0.9  # discount of later calls in the likelihood score (0 < gamma <= 1)
+    selection: str = "top"  # top: the K most likely (BSM paper) | proportional: drawn ~ likelihood (DeepMind)
+    min_call_prob: float = 0.001  # a deal fits when the BSM gives every earlier call at least this
+    min_fitting: int = 1  # fewer fitting deals than this: play the BSM's own call, no search
+    candidates: str = "topk"  # topk: the BSM's k likeliest calls | all: every legal call
+    topk: int = 3
+    rollout: str = "greedy"  # greedy | sample: the BSM's calls in the rollouts
+    dd: str = "nndda"  # nndda | dds: exact DDS of the contracts reached, in a child process
+    imps_vs: str = "mean"  # mean | best | prior: the datum each candidate's score is IMPed against
+    prior_temperature: float = 2.0  # IMPs per nat of log P_BSM(call) (soft update); 0 = the search replaces the prior
+    seed: int = 0
+
+    def __post_init__(self):
+        choices = {"selection": SELECTIONS, "candidates": ("topk", "all"), "rollout": ("greedy", "sample"),
+                   "dd": ("nndda", "dds"), "imps_vs": ("mean", "best", "prior")}
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"search.{name} must be one of {allowed}, not {getattr(self, name)!r}")
+        if self.samples < 1 or self.oversample < 1 or self.topk < 1 or not 0 < self.gamma <= 1:
+            raise ValueError("search: samples, oversample, topk >= 1 and 0 < gamma <= 1")
+
+
+def load_section(cls, params: str | Path | None, section: str, overrides: Sequence[str]):
+    """A config dataclass from defaults, then the `section:` of a params file (if present), then
+    `key=value` overrides (values parsed as YAML). Unknown keys and wrong types are errors."""
+    values = {}
+    if params is not None and Path(params).exists():
+        values = dict((yaml.safe_load(Path(params).read_text()) or {}).get(section) or {})
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        if not sep:
+            raise ValueError(f"--set wants key=value, not {item!r}")
+        values[key.strip()] = yaml.safe_load(text)
+    defaults = {f.name: f.default_factory() if f.default is MISSING else f.default for f in fields(cls)}
+    unknown = set(values) - set(defaults)
+    if unknown:
+        raise ValueError(f"unknown {section} params: {sorted(unknown)} (known: {sorted(defaults)})")
+    for key, value in values.items():
+        default = defaults[key]
+        if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+            values[key] = float(value)
+        elif type(value) is not type(default):
+            raise ValueError(f"{section}.{key} = {value!r}: expected {type(default).__name__}")
+    return cls(**values)
+
+
+class DDScorer(Protocol):
+    def tricks(self, owners: np.ndarray, deal: np.ndarray, declarer: np.ndarray, strain: np.ndarray) -> np.ndarray:
+        """int[n]: double-dummy tricks of declarer[i] in strain[i] on deal owners[deal[i]]."""
+
+
+class EstimatedDD:
+    """NN-DDA: every deal's 20-cell table in one batched forward pass."""
+
+    def __init__(self, estimator: DDEstimator):
+        self.estimator = estimator
+
+    def tricks(self, owners, deal, declarer, strain) -> np.ndarray:
+        return self.estimator.tables(owners)[deal, declarer, strain]
+
+
+@dataclass
+class Candidate:
+    call: int
+    prior: float  # P_BSM(call)
+    mean_imps: float
+    se_imps: float
+    samples: int
+    mean_score: float  # raw points for the player's side
+    contracts: dict[str, int]  # final contract ('4SX-N', 'Pass') -> deals
+
+
+@dataclass
+class SearchResult:
+    call: int
+    prior_call: int  # the BSM's most likely call
+    candidates: list[Candidate]
+    samples: int  # deals rolled out
+    fitting: int  # sampled candidates that fit the auction
+    generated: int
+    fallback: str | None  # why the search did not run (the BSM's call was played), or None
+    seconds: float
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["call"], out["prior_call"] = call_name(self.call), call_name(self.prior_call)
+        for c in out["candidates"]:
+            c["call"] = call_name(c["call"])
+        return out
+
+    def format(self) -> str:
+        lines = [f"call: {call_name(self.call)}   (BSM alone: {call_name(self.prior_call)})",
+                 f"deals: {self.samples} rolled out; {self.fitting} of {self.generated} sampled fit the auction;"
+                 f" {self.seconds * 1000:.0f} ms"]
+        if self.fallback:
+            lines.append(f"fallback: {self.fallback}")
+        if self.candidates:
+            lines.append(f"{'call':>5} {'prior':>6} {'IMPs':>7} {'se':>5} {'n':>4} {'score':>7}  contracts")
+        for c in self.candidates:
+            top = ", ".join(f"{name} {n}" for name, n in list(c.contracts.items())[:5])
+            lines.append(f"{call_name(c.call):>5} {c.prior:6.3f} {c.mean_imps:7.2f} {c.se_imps:5.2f} {c.samples:4d}"
+                         f" {c.mean_score:7.0f}  {top}")
+        return "\n".join(lines)
+
+
+def contract_label(state: AuctionState) -> str:
+    contract = state.contract()
+    return "Pass" if contract is None else f"{contract}-{SEATS[contract.declarer]}"
+
+
+class MonteCarloSearch:
+    """Search with one BSM (sampling, rollouts in all seats) and one DD scorer."""
+
+    def __init__(self, bidder: Bidder, dd: DDScorer, config: SearchConfig = SearchConfig()):
+        self.bidder = bidder
+        self.dd = dd
+        self.config = config
+        self.rng = np.random.default_rng(config.seed)
+
+    def reseed(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def candidates(self, prior: np.ndarray) -> np.ndarray:
+        """Calls to evaluate, likeliest first: all legal calls, or the top k by prior."""
+        legal = np.flatnonzero(prior > 0)
+        order = legal[np.argsort(-prior[legal], kind="stable")]
+        return order if self.config.candidates == "all" else order[:self.config.topk]
+
+    def rollout(self, owners: np.ndarray, auction: Sequence[int], dealer: int, vul: int,
+                first_calls: Sequence[int]) -> list[list[AuctionState]]:
+        """[candidate][deal] finished auctions: `auction` + the candidate, then the BSM for every
+        seat, one batched BSM call per step over all unfinished (candidate, deal) pairs."""
+        hands = np.argsort(owners, axis=1, kind="stable").reshape(len(owners), 4, 13)  # [deal, seat, 13]
+        states = [[replay(dealer, [*auction, call]) for _ in owners] for call in first_calls]
+        flat = [(state, deal) for row in states for deal, state in enumerate(row)]
+        while True:
+            active = [(state, deal) for state, deal in flat if not state.finished]
+            if not active:
+                return states
+            probs = self.bidder.predict(np.stack([hands[deal, state.to_call] for state, deal in active]),
+                                        [state.calls for state, _ in active], dealer, vul)["call"]
+            if self.config.rollout == "greedy":
+                calls = probs.argmax(axis=1)
+            else:
+                calls = categorical(probs, self.rng)
+            for (state, _), call in zip(active, calls):
+                state.add(int(call))
+
+    def scores(self, states: list[list[AuctionState]], owners: np.ndarray, vul: int, player: int) -> np.ndarray:
+        """float[candidate, deal]: each final contract's DD score for the player's side."""
+        shape = (len(states), len(owners))
+        level, strain, doubled, declarer = (np.zeros(shape, np.int64) for _ in range(4))
+        for c, row in enumerate(states):
+            for d, state in enumerate(row):
+                contract = state.contract()
+                if contract is not None:
+                    level[c, d], strain[c, d], doubled[c, d], declarer[c, d] = (
+                        contract.level, contract.strain, contract.doubled, contract.declarer)
+        played = level > 0
+        tricks = np.zeros(shape, np.int64)
+        tricks[played] = self.dd.tricks(owners, np.nonzero(played)[1], declarer[played], strain[played])
+        vulnerable = np.where(declarer % 2 == 0, vul in (VUL_NS, VUL_BOTH), vul in (VUL_EW, VUL_BOTH))
+        points = contract_scores(level, strain, doubled, vulnerable, tricks)
+        return np.where(declarer % 2 == player % 2, points, -points).astype(float)
+
+    def imps(self, scores: np.ndarray) -> np.ndarray:
+        """float[candidate, deal] IMPs of each candidate against the configured datum on that deal."""
+        if self.config.imps_vs == "mean":
+            datum = scores.mean(axis=0, keepdims=True)
+        elif self.config.imps_vs == "prior":
+            datum = scores[:1]  # candidates come likeliest first
+        else:
+            others = np.where(np.eye(len(scores), dtype=bool)[..., None], -np.inf, scores[None])
+            datum = others.max(axis=1) if len(scores) > 1 else scores
+        return imps_array(scores - datum).astype(float)
+
+    def search(self, hand: Sequence[int], auction: Sequence[int], dealer: int, vul: int) -> SearchResult:
+        started = time.perf_counter()
+        cfg = self.config
+        player = (dealer + len(auction)) % 4
+        prior = self.bidder.next_call(list(hand), list(auction), dealer, vul)
+        calls = self.candidates(prior)
+        prior_call = int(calls[0])
+
+        def done(call: int, candidates: list[Candidate], k: int, fitting: int, generated: int, why: str | None):
+            return SearchResult(call, prior_call, candidates, k, fitting, generated, why, time.perf_counter() - started)
+
+        if len(calls) == 1:
+            return done(prior_call, [], 0, 0, 0, "one candidate call")
+        sampled = sample_deals(self.bidder, hand, auction, dealer, vul, cfg.samples, self.rng, cfg.oversample,
+                               cfg.gamma, cfg.selection, cfg.min_call_prob)
+        if sampled.fitting < cfg.min_fitting:
+            return done(prior_call, [], 0, sampled.fitting, sampled.generated,
+                        f"{sampled.fitting} sampled deals fit the auction (min_fitting {cfg.min_fitting})")
+        states = self.rollout(sampled.owners, auction, dealer, vul, calls)
+        scores = self.scores(states, sampled.owners, vul, player)
+        imps = self.imps(scores)
+        k = scores.shape[1]
+        se = imps.std(axis=1, ddof=1) / np.sqrt(k) if k > 1 else np.zeros(len(calls))
+        candidates = [
+            Candidate(int(call), float(prior[call]), float(imps[i].mean()), float(se[i]), k, float(scores[i].mean()),
+                      dict(Counter(contract_label(s) for s in states[i]).most_common()))
+            for i, call in enumerate(calls)
+        ]
+        value = imps.mean(axis=1) + cfg.prior_temperature * np.log(prior[calls])
+        best = int(calls[int(np.argmax(value))])  # ties: the likelier call (argmax takes the first)
+        return done(best, candidates, k, sampled.fitting, sampled.generated, None)
+
+
+def load_scorer(kind: str, nndda: str | Path | None) -> DDScorer:
+    """NN-DDA from a file or its training folder (nndda.pt), or exact DDS."""
+    if kind == "dds":
+        return ExactDD()
+    if nndda is None:
+        raise ValueError("search.dd = nndda needs --nndda (or --set dd=dds)")
+    path = Path(nndda)
+    return EstimatedDD(DDEstimator.load(path / "nndda.pt" if path.is_dir() else path))
+
+
+VUL_ALIASES = {"none": 0, "-": 0, "ns": 1, "ew": 2, "both": 3, "all": 3}
+
+
+def parse_vul(text: str) -> int:
+    key = text.strip().lower()
+    if key not in VUL_ALIASES:
+        raise ValueError(f"vulnerability must be none, ns, ew or both, not {text!r}")
+    return VUL_ALIASES[key]
+
+
+def parse_auction(text: str) -> list[int]:
+    """'1H P 2H' (calls separated by spaces or commas; '' or '-' = no call yet)."""
+    tokens = text.replace(",", " ").split()
+    return [] if tokens in ([], ["-"]) else [parse_call(t) for t in tokens]
+
+
+def run(argv: list[str] | None = None) -> SearchResult:
+    parser = argparse.ArgumentParser(prog="bridgeflow bid", description="Monte Carlo bidding search for one decision.")
+    parser.add_argument("--hand", required=True, help="the hand, PBN order S.H.D.C: K843.Q92.A75.J64")
+    parser.add_argument("--auction", default="", help="calls so far from the dealer: '1H P' ('' = none)")
+    parser.add_argument("--dealer", required=True, help="N, E, S or W")
+    parser.add_argument("--vul", default="none", help="none, ns, ew or both")
+    parser.add_argument("--bsm", default="data/bsm", help="BSM checkpoint (training folder or model.pt)")
+    parser.add_argument("--nndda", default="data/nndda", help="NN-DDA model (folder with nndda.pt, or the file)")
+    parser.add_argument("--params", default="params.yaml", help="YAML file with a `search:` section")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override one search param")
+    parser.add_argument("--json", action="store_true", help="print the evidence as JSON")
+    args = parser.parse_args(argv)
+    config = load_section(SearchConfig, args.params, "search", args.set)
+    try:
+        hand, auction = parse_pbn_hand(args.hand), parse_auction(args.auction)
+        dealer, vul = seat_index(args.dealer), parse_vul(args.vul)
+        state = replay(dealer, auction)
+    except ValueError as error:  # IllegalCall included
+        parser.error(str(error))
+    if len(hand) != 13 or len(set(hand)) != 13:
+        parser.error(f"--hand {args.hand!r} is not 13 distinct cards")
+    if state.finished:
+        parser.error("the auction has already ended")
+    scorer = load_scorer(config.dd, args.nndda)
+    try:
+        result = MonteCarloSearch(Bidder.load(args.bsm), scorer, config).search(hand, auction, dealer, vul)
+    finally:
+        if isinstance(scorer, ExactDD):
+            scorer.close()
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        print(f"{SEATS[state.to_call]} to call, dealer {SEATS[dealer]}, vulnerable: {VUL_NAMES[vul]}")
+        print(result.format())
+    return result
