@@ -101,6 +101,23 @@ def parse_call(text: str) -> int:
     raise ValueError(f"not a call: {text!r}")
 
 
+def parse_auction(text: str) -> list[int]:
+    """'1H P 2C' (calls separated by spaces or commas; '' or '-' = no call yet) -> call ids."""
+    tokens = text.replace(",", " ").split()
+    return [] if tokens in ([], ["-"]) else [parse_call(token) for token in tokens]
+
+
+VUL_ALIASES = {"none": 0, "-": 0, "love": 0, "ns": 1, "n-s": 1, "ew": 2, "e-w": 2, "both": 3, "all": 3}
+
+
+def parse_vulnerability(text: str) -> int:
+    """'none' / 'NS' / 'e-w' / 'both' (any case) -> 0..3."""
+    key = text.strip().lower()
+    if key not in VUL_ALIASES:
+        raise ValueError(f"vulnerability must be one of {sorted(VUL_ALIASES)}, not {text!r}")
+    return VUL_ALIASES[key]
+
+
 def partner(seat: int) -> int:
     return (seat + 2) % 4
 

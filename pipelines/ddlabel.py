@@ -41,13 +41,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from apache_beam.metrics.metric import MetricsFilter
-from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
 from bridgeflow.dataset import dd
 from bridgeflow.dataset.encodings import deal_id as deal_id_of
 from bridgeflow.dataset.record import Reason, RecordError
 from bridgeflow.dataset.schema import DD_LABELS, DD_MISMATCHES, DD_QUARANTINE
 from bridgeflow.dataset.scoring import par_all
+from bridgeflow.pipelines.runner import add_runner_arguments, pipeline_options
 from bridgeflow.pipelines.shards import PARQUET_OPTIONS, WriteParquetShards, number_shards, publish, write_table
 
 LOG = logging.getLogger("bridgeflow.ddlabel")
@@ -543,8 +543,7 @@ def parse_args(argv):
     parser.add_argument("--records", action="append", required=True, help="records folder or glob (repeatable)")
     parser.add_argument("--out", required=True, help="DD store folder (labels/, quarantine/, mismatches/, summary.json)")
     parser.add_argument("--store", action="append", default=[], help="another DD store whose labels are reused (repeatable)")
-    parser.add_argument("--runner", default="FnApiRunner", help="Beam runner (FnApiRunner, PortableRunner, ...)")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="solver lanes = local worker processes")
+    add_runner_arguments(parser)  # --workers: solver lanes = local worker processes
     parser.add_argument("--dds-threads", type=int, default=1, help="DDS threads per lane (0 = one per core)")
     parser.add_argument("--max-batch", type=int, default=dd.MAX_DEALS_PER_CALL, help="deals per solver batch (1..40)")
     parser.add_argument("--rows-per-shard", type=int, default=1_000_000, help="label rows per compacted shard")
@@ -553,16 +552,6 @@ def parse_args(argv):
     if not 1 <= args.max_batch <= dd.MAX_DEALS_PER_CALL:
         parser.error(f"--max-batch must be 1..{dd.MAX_DEALS_PER_CALL}")
     return args, beam_args
-
-
-def pipeline_options(args, beam_args: list[str]) -> PipelineOptions:
-    options = PipelineOptions(beam_args)
-    options.view_as(StandardOptions).runner = args.runner
-    if args.runner == "FnApiRunner":
-        direct = options.view_as(DirectOptions)
-        direct.direct_num_workers = args.workers
-        direct.direct_running_mode = "multi_processing" if args.workers > 1 else "in_memory"
-    return options
 
 
 def run(argv: list[str] | None = None) -> dict:

@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import apache_beam as beam
-from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
 from bridgeflow.dataset import schema
 from bridgeflow.dataset.formats import LINE_BASED_FORMATS, format_of, parser_for
 from bridgeflow.dataset.record import BoardRecord, Rejected
 from bridgeflow.dataset.validate import check
+from bridgeflow.pipelines.runner import add_runner_arguments, pipeline_options
 from bridgeflow.pipelines.shards import WriteParquetShards, number_shards, publish
 
 LOG = logging.getLogger("bridgeflow.ingest")
@@ -203,19 +203,8 @@ def parse_args(argv):
     parser.add_argument("--out", required=True, help="output folder (records/, quarantine/, manifest.json)")
     parser.add_argument("--rows-per-shard", type=int, default=250_000, help="target rows per Parquet shard")
     parser.add_argument("--split-bytes", type=int, default=8 << 20, help="split line-based files larger than this")
-    parser.add_argument("--runner", default="FnApiRunner", help="Beam runner (FnApiRunner, PortableRunner, ...)")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="local worker processes (FnApiRunner)")
+    add_runner_arguments(parser)
     return parser.parse_known_args(argv)
-
-
-def pipeline_options(args, beam_args: list[str]) -> PipelineOptions:
-    options = PipelineOptions(beam_args)
-    options.view_as(StandardOptions).runner = args.runner
-    if args.runner == "FnApiRunner":
-        direct = options.view_as(DirectOptions)
-        direct.direct_num_workers = args.workers
-        direct.direct_running_mode = "multi_processing" if args.workers > 1 else "in_memory"
-    return options
 
 
 def run(argv: list[str] | None = None) -> dict:

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from bridgeflow.dataset.auction import IllegalCall
-from bridgeflow.dataset.encodings import SUITS, call_name, parse_call, parse_pbn_hand
+from bridgeflow.dataset.encodings import SUITS, call_name, parse_auction, parse_call, parse_pbn_hand, parse_vulnerability
 from bridgeflow.training import explain
 from bridgeflow.training.bidder import Bidder
 from bridgeflow.training.bsm_toy import write_toy_records
@@ -81,9 +81,9 @@ def test_dealer_to_call_and_vulnerability_names(checkpoint, tmp_path, capsys):
     summary = explain.run(["--hand", HAND, "--auction", "", "--dealer", "e", "--vul", "Both",
                            "--checkpoint", str(checkpoint / "model.pt"), "--out", str(tmp_path / "g.png")])
     assert summary["seat"] == 1 and "vul All" in capsys.readouterr().out
-    assert [explain.parse_vul(v) for v in ("none", "NS", "e-w", "all")] == [0, 1, 2, 3]
-    assert explain.parse_auction("1h, p 2NT") == [parse_call("1H"), 0, parse_call("2NT")]
-    assert explain.parse_auction("-") == []
+    assert [parse_vulnerability(v) for v in ("none", "NS", "e-w", "all")] == [0, 1, 2, 3]
+    assert parse_auction("1h, p 2NT") == [parse_call("1H"), 0, parse_call("2NT")]
+    assert parse_auction("-") == []
 
 
 def test_bad_input_is_refused(checkpoint, tmp_path):

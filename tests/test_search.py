@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from bridgeflow.dataset.auction import replay
-from bridgeflow.dataset.encodings import parse_call, parse_pbn_hand
+from bridgeflow.dataset.encodings import parse_auction, parse_call, parse_pbn_hand, parse_vulnerability
 from bridgeflow.dataset.scoring import imps, score_ns
 from bridgeflow.training import search as search_module
 from bridgeflow.training.bidder import Bidder
@@ -21,7 +21,7 @@ from bridgeflow.dataset.dd import Solver
 from bridgeflow.dataset.synth import random_owner
 from bridgeflow.training.exact_dd import ExactDD
 from bridgeflow.training.search import (
-    EstimatedDD, MonteCarloSearch, SearchConfig, load_section, parse_auction, parse_vul,
+    EstimatedDD, MonteCarloSearch, SearchConfig, load_section,
 )
 
 torch.set_num_threads(1)
@@ -158,9 +158,9 @@ def test_exact_dd_solves_the_cells_asked_like_a_full_table():
 
 def test_parsers():
     assert parse_auction("1h, p 2H") == calls("1H P 2H") and parse_auction("") == [] and parse_auction("-") == []
-    assert [parse_vul(v) for v in ("none", "NS", "ew", "Both", "all")] == [0, 1, 2, 3, 3]
+    assert [parse_vulnerability(v) for v in ("none", "NS", "ew", "Both", "all")] == [0, 1, 2, 3, 3]
     with pytest.raises(ValueError):
-        parse_vul("nv")
+        parse_vulnerability("nv")
 
 
 def test_bid_command_prints_the_evidence(bidder, tmp_path, capsys):

@@ -16,7 +16,7 @@ import math
 import os
 import time
 from collections import defaultdict
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +28,7 @@ from bridgeflow.dataset.encodings import CARD_HCP
 
 from .bsm_data import SPLITS, Corpus, batch_rows, load_corpus
 from .bsm_model import BSM, BSMConfig, losses
+from .params import load_section
 
 TENSOR_KEYS = ("tokens", "turn", "static", "decision", "legal", "mine", "x480", "call", "holder", "partner_hcp", "lengths")
 HEADS = ("call", "hcp", "lengths", "cards")
@@ -76,27 +77,10 @@ class TrainConfig:
 
 def load_config(params: Path | None, overrides: list[str]) -> TrainConfig:
     """Defaults, then the `bsm:` section of `params` (if the file has one), then `key=value` overrides."""
-    values = {}
-    if params is not None and Path(params).exists():
-        values = dict((yaml.safe_load(Path(params).read_text()) or {}).get("bsm") or {})
-    for item in overrides:
-        key, sep, text = item.partition("=")
-        if not sep:
-            raise ValueError(f"--set wants key=value, not {item!r}")
-        values[key.strip()] = yaml.safe_load(text)
-    known = {f.name for f in fields(TrainConfig)}
-    unknown = set(values) - set(known)
-    if unknown:
-        raise ValueError(f"unknown bsm params: {sorted(unknown)} (known: {sorted(known)})")
-    for key, value in values.items():
-        default = getattr(TrainConfig, key)
-        if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
-            values[key] = float(value)
-        elif key != "sources" and type(value) is not type(default):
-            raise ValueError(f"bsm.{key} = {value!r}: expected {type(default).__name__}")
-    if values.get("sources", "all") != "all" and not isinstance(values["sources"], list):
-        values["sources"] = [values["sources"]]
-    return TrainConfig(**values)
+    cfg = load_section(TrainConfig, params, "bsm", overrides, any_type=("sources",))
+    if cfg.sources != "all" and not isinstance(cfg.sources, list):
+        cfg = replace(cfg, sources=[cfg.sources])
+    return cfg
 
 
 def to_tensors(batch: dict[str, np.ndarray], device: str) -> dict[str, torch.Tensor]:

@@ -19,27 +19,16 @@ import numpy as np  # noqa: E402
 
 from bridgeflow.dataset.auction import replay  # noqa: E402
 from bridgeflow.dataset.encodings import (  # noqa: E402
-    CARD_HCP, RANKS, SEATS, SUITS, VUL_NAMES, call_name, hand_to_pbn, parse_call, parse_pbn_hand, seat_index,
+    CARD_HCP, RANKS, SEATS, SUITS, VUL_NAMES, call_name, hand_to_pbn, parse_auction, parse_pbn_hand,
+    parse_vulnerability, seat_index,
 )
 
 from .bidder import OTHERS, Bidder  # noqa: E402
 
-VUL_ALIASES = {"none": 0, "-": 0, "love": 0, "ns": 1, "n-s": 1, "ew": 2, "e-w": 2, "both": 3, "all": 3}
 SUIT_ROWS = (3, 2, 1, 0)  # display suits S, H, D, C top-down
 RANK_COLUMNS = tuple(range(12, -1, -1))  # A ... 2
 
 
-def parse_vul(text: str) -> int:
-    key = text.strip().lower()
-    if key not in VUL_ALIASES:
-        raise ValueError(f"vulnerability must be one of {sorted(VUL_ALIASES)}, not {text!r}")
-    return VUL_ALIASES[key]
-
-
-def parse_auction(text: str) -> list[int]:
-    """'1H P 2C' -> call ids; '' or '-' is the empty auction."""
-    tokens = text.replace(",", " ").split()
-    return [] if tokens in ([], ["-"]) else [parse_call(token) for token in tokens]
 
 
 def explain(bidder: Bidder, hand: list[int], auction: list[int], vul: int, dealer: int, top: int = 5) -> dict:
@@ -130,7 +119,7 @@ def run(argv: list[str] | None = None) -> dict:
     hand = parse_pbn_hand(args.hand)
     if len(hand) != 13 or len(set(hand)) != 13:
         parser.error(f"--hand must hold 13 distinct cards, got {len(hand)}")
-    summary = explain(Bidder.load(args.checkpoint), hand, parse_auction(args.auction), parse_vul(args.vul),
+    summary = explain(Bidder.load(args.checkpoint), hand, parse_auction(args.auction), parse_vulnerability(args.vul),
                       seat_index(args.dealer), args.top)
     render(summary, Path(args.out))
     print(summary["text"])

@@ -28,7 +28,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 import torch.nn.functional as F
-import yaml
 from tqdm import tqdm
 
 from bridgeflow.dataset.dd import SOLVER_NAME
@@ -38,6 +37,7 @@ from bridgeflow.pipelines.ddlabel import label_files
 from . import symmetry
 from .dd_estimator import DDEstimator
 from .nndda_model import NNDDA, NNDDAConfig
+from .params import read_section
 
 log = logging.getLogger(__name__)
 
@@ -65,18 +65,7 @@ LEVELS = range(1, 8)
 
 def load_params(path: str | None, overrides: list[str]) -> dict:
     """DEFAULTS <- params.yaml's `nndda:` section <- `key=value` overrides (values parsed as YAML)."""
-    params = dict(DEFAULTS)
-    updates = dict((yaml.safe_load(Path(path).read_text()) or {}).get("nndda") or {}) if path else {}
-    for item in overrides:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"--set wants key=value, got {item!r}")
-        updates[key] = yaml.safe_load(value)
-    unknown = set(updates) - set(DEFAULTS)
-    if unknown:
-        raise ValueError(f"unknown nndda params: {sorted(unknown)}")
-    params.update(updates)
-    return params
+    return {**DEFAULTS, **read_section(path, "nndda", overrides, DEFAULTS)}
 
 
 def read_dd(dd_dir: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:

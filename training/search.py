@@ -27,22 +27,23 @@ import argparse
 import json
 import time
 from collections import Counter
-from dataclasses import MISSING, asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Protocol, Sequence
 
 import numpy as np
-import yaml
 
 from bridgeflow.dataset.auction import AuctionState, replay
 from bridgeflow.dataset.encodings import (
-    SEATS, VUL_BOTH, VUL_EW, VUL_NAMES, VUL_NS, call_name, parse_call, parse_pbn_hand, seat_index,
+    SEATS, VUL_BOTH, VUL_EW, VUL_NAMES, VUL_NS, call_name, parse_auction, parse_pbn_hand, parse_vulnerability,
+    seat_index,
 )
 from bridgeflow.dataset.scoring import contract_scores, imps_array
 
 from .bidder import Bidder
 from .dd_estimator import DDEstimator
 from .exact_dd import ExactDD
+from .params import load_section
 from .sampling import SELECTIONS, categorical, sample_deals
 
 
@@ -72,30 +73,6 @@ class SearchConfig:
                 raise ValueError(f"search.{name} must be one of {allowed}, not {getattr(self, name)!r}")
         if self.samples < 1 or self.oversample < 1 or self.topk < 1 or not 0 < self.gamma <= 1:
             raise ValueError("search: samples, oversample, topk >= 1 and 0 < gamma <= 1")
-
-
-def load_section(cls, params: str | Path | None, section: str, overrides: Sequence[str]):
-    """A config dataclass from defaults, then the `section:` of a params file (if present), then
-    `key=value` overrides (values parsed as YAML). Unknown keys and wrong types are errors."""
-    values = {}
-    if params is not None and Path(params).exists():
-        values = dict((yaml.safe_load(Path(params).read_text()) or {}).get(section) or {})
-    for item in overrides:
-        key, sep, text = item.partition("=")
-        if not sep:
-            raise ValueError(f"--set wants key=value, not {item!r}")
-        values[key.strip()] = yaml.safe_load(text)
-    defaults = {f.name: f.default_factory() if f.default is MISSING else f.default for f in fields(cls)}
-    unknown = set(values) - set(defaults)
-    if unknown:
-        raise ValueError(f"unknown {section} params: {sorted(unknown)} (known: {sorted(defaults)})")
-    for key, value in values.items():
-        default = defaults[key]
-        if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
-            values[key] = float(value)
-        elif type(value) is not type(default):
-            raise ValueError(f"{section}.{key} = {value!r}: expected {type(default).__name__}")
-    return cls(**values)
 
 
 class DDScorer(Protocol):
@@ -271,20 +248,8 @@ def load_scorer(kind: str, nndda: str | Path | None) -> DDScorer:
     return EstimatedDD(DDEstimator.load(path / "nndda.pt" if path.is_dir() else path))
 
 
-VUL_ALIASES = {"none": 0, "-": 0, "ns": 1, "ew": 2, "both": 3, "all": 3}
 
 
-def parse_vul(text: str) -> int:
-    key = text.strip().lower()
-    if key not in VUL_ALIASES:
-        raise ValueError(f"vulnerability must be none, ns, ew or both, not {text!r}")
-    return VUL_ALIASES[key]
-
-
-def parse_auction(text: str) -> list[int]:
-    """'1H P 2H' (calls separated by spaces or commas; '' or '-' = no call yet)."""
-    tokens = text.replace(",", " ").split()
-    return [] if tokens in ([], ["-"]) else [parse_call(t) for t in tokens]
 
 
 def run(argv: list[str] | None = None) -> SearchResult:
@@ -302,7 +267,7 @@ def run(argv: list[str] | None = None) -> SearchResult:
     config = load_section(SearchConfig, args.params, "search", args.set)
     try:
         hand, auction = parse_pbn_hand(args.hand), parse_auction(args.auction)
-        dealer, vul = seat_index(args.dealer), parse_vul(args.vul)
+        dealer, vul = seat_index(args.dealer), parse_vulnerability(args.vul)
         state = replay(dealer, auction)
     except ValueError as error:  # IllegalCall included
         parser.error(str(error))
