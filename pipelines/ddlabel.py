@@ -588,8 +588,8 @@ def run(argv: list[str] | None = None) -> dict:
     parts, small = store.parts(), store.small_shards(args.rows_per_shard)
     if parts or len(small) > 1:
         store.compact(parts + small, args.rows_per_shard)
-    for sub in ("quarantine", "mismatches"):
-        number_shards(work / "staging" / sub)
+    for sub, table_schema in (("quarantine", DD_QUARANTINE), ("mismatches", DD_MISMATCHES)):
+        number_shards(work / "staging" / sub, table_schema)
         publish(work / "staging" / sub, out / sub)
     lanes = [json.loads(path.read_text()) for path in sorted((work / "lanes").glob("*.json"))]
     summary = _summary(counts, lanes, args, started)

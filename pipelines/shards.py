@@ -88,11 +88,11 @@ class WriteParquetShards(beam.DoFn):
         return str(path)
 
 
-def number_shards(directory: Path, schema: pa.Schema | None = None) -> list[Path]:
+def number_shards(directory: Path, schema: pa.Schema) -> list[Path]:
     """Rename staged shards to part-00000.parquet ... in a stable order (by content hash). An
     empty output still gets one empty shard, so readers always find the schema."""
     staged = sorted(directory.glob("*.parquet"))
-    if not staged and schema is not None:
+    if not staged:
         write_table(schema.empty_table(), directory / "empty.parquet")
         staged = [directory / "empty.parquet"]
     renamed = []
