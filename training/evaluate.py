@@ -41,6 +41,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from tqdm import tqdm
 
 from bridgeflow.dataset.auction import AuctionState
 from bridgeflow.dataset.dd import SOLVER_NAME
@@ -152,7 +153,7 @@ def play_board(match: str, line_ups: list[list[Agent]], boards: Boards, index: i
 def team_match(match: str, a: Agent, b: Agent, boards: Boards, seed: int, timings) -> list[dict]:
     """A NS at table 1 and EW at table 2; IMPs for A."""
     rows = []
-    for index in range(len(boards.deal_ids)):
+    for index in tqdm(range(len(boards.deal_ids)), desc=match, unit="board", mininterval=2.0):
         row = play_board(match, [[a, b, a, b], [b, a, b, a]], boards, index, seed, timings)
         first, second = row["scores_ns"]
         rows.append(row | {"imps": float(imps(first - second))})
@@ -164,7 +165,7 @@ def partner_match(match: str, agent: Agent, rule: Agent, boards: Boards, seed: i
     agent's side against the all-rule table, averaged over the four seats."""
     line_ups = [[rule] * 4] + [[agent if s == seat else rule for s in range(4)] for seat in range(4)]
     rows = []
-    for index in range(len(boards.deal_ids)):
+    for index in tqdm(range(len(boards.deal_ids)), desc=match, unit="board", mininterval=2.0):
         row = play_board(match, line_ups, boards, index, seed, timings)
         scores = row["scores_ns"]
         gains = [(1 if seat % 2 == 0 else -1) * imps(scores[seat + 1] - scores[0]) for seat in range(4)]
