@@ -44,8 +44,7 @@ CREATE OR REPLACE MACRO call_name(call) AS
 CREATE OR REPLACE MACRO is_vulnerable(vul, seat) AS vul = 3 OR (vul = 1 AND seat % 2 = 0) OR (vul = 2 AND seat % 2 = 1);
 -- DD tricks of a declarer in a strain: dd = int8[20] [declarer N,E,S,W][strain C,D,H,S,NT]
 CREATE OR REPLACE MACRO dd_tricks_for(dd, declarer, strain) AS dd[declarer * 5 + strain + 1];
--- Duplicate score for the declaring side (Law 77); level 0 = passed out.
-CREATE OR REPLACE MACRO contract_score(level, strain, doubled, vulnerable, tricks) AS
+CREATE OR REPLACE MACRO _contract_score(level, strain, doubled, vulnerable, tricks) AS
     CASE
     WHEN level = 0 THEN 0
     WHEN tricks >= level + 6 THEN
@@ -66,6 +65,10 @@ CREATE OR REPLACE MACRO contract_score(level, strain, doubled, vulnerable, trick
           ELSE doubled * (100 + 200 * least(level + 5 - tricks, 2) + 300 * greatest(level + 3 - tricks, 0))
           END)
     END;
+-- Duplicate score for the declaring side (Law 77); level 0 = passed out. The shards store int8:
+-- widen first, or 30 * level overflows.
+CREATE OR REPLACE MACRO contract_score(level, strain, doubled, vulnerable, tricks) AS
+    _contract_score(level::INTEGER, strain::INTEGER, doubled::INTEGER, vulnerable, tricks::INTEGER);
 -- North-South's score of a contract by `declarer`
 CREATE OR REPLACE MACRO score_ns(level, strain, doubled, declarer, vul, tricks) AS
     CASE WHEN declarer % 2 = 0 THEN 1 ELSE -1 END

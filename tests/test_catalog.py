@@ -66,6 +66,8 @@ def test_score_and_imp_macros_agree_with_python_scoring_everywhere():
     got = db.sql("SELECT contract_score(g[1], g[2], g[3], g[4], g[5]) FROM (SELECT unnest(?) AS g)",
                  params=[[list(g) for g in grid]]).fetchall()
     assert [r[0] for r in got] == [scoring.contract_score(*g) for g in grid]
+    # the shards' int8 columns must not overflow: 7NTXX= vulnerable
+    assert db.cursor().execute("SELECT contract_score(7::TINYINT, 4::TINYINT, 2::TINYINT, true, 13::TINYINT)").fetchone()[0] == 2980
     differences = list(range(-5000, 5001, 10))
     got = db.sql("SELECT imps(d) FROM (SELECT unnest(?) AS d)", params=[differences]).fetchall()
     assert [r[0] for r in got] == [scoring.imps(d) for d in differences]
