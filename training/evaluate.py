@@ -41,6 +41,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+import torch
 from tqdm import tqdm
 
 from bridgeflow.dataset.auction import AuctionState
@@ -303,6 +304,9 @@ def run(argv: list[str] | None = None) -> dict:
                         help="override an evaluate param, or a search param as search.KEY=VALUE")
     parser.add_argument("--boards", help="fixed board list: JSON list of deal_ids or a boards.json")
     args = parser.parse_args(argv)
+    # Decisions run small batches one after another: one thread is faster than two fighting
+    # over a busy machine's cores (measured: up to 12x on 2 loaded cores).
+    torch.set_num_threads(1)
     search_sets = [s.removeprefix("search.") for s in args.set if s.startswith("search.")]
     config = load_section(EvalConfig, args.params, "evaluate", [s for s in args.set if not s.startswith("search.")])
     search_config = load_section(SearchConfig, args.params, "search", search_sets)

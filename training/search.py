@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Protocol, Sequence
 
 import numpy as np
+import torch
 
 from bridgeflow.dataset.auction import AuctionState, replay
 from bridgeflow.dataset.encodings import (
@@ -264,6 +265,7 @@ def run(argv: list[str] | None = None) -> SearchResult:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override one search param")
     parser.add_argument("--json", action="store_true", help="print the evidence as JSON")
     args = parser.parse_args(argv)
+    torch.set_num_threads(1)  # small batches in sequence: one thread beats two on a busy machine
     config = load_section(SearchConfig, args.params, "search", args.set)
     try:
         hand, auction = parse_pbn_hand(args.hand), parse_auction(args.auction)
