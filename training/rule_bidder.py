@@ -25,6 +25,9 @@ from typing import Callable, Sequence
 import numpy as np
 
 from bridgeflow.dataset.encodings import DOUBLE, NUM_CALLS, PASS, REDOUBLE, call_name, is_vulnerable, parse_call
+from bridgeflow.dataset.encodings import bid_index as _bid
+from bridgeflow.dataset.encodings import bid_level as _level
+from bridgeflow.dataset.encodings import bid_strain as _strain
 
 CLUBS, DIAMONDS, HEARTS, SPADES, NOTRUMP = range(5)
 MAJORS = (SPADES, HEARTS)
@@ -34,18 +37,6 @@ LETTERS = "CDHS"
 MAX_HCP = 40
 _BALANCED_SHAPES = frozenset({(3, 3, 3, 4), (2, 3, 4, 4), (2, 3, 3, 5)})
 ONE_NT, TWO_NT, THREE_NT = parse_call("1NT"), parse_call("2NT"), parse_call("3NT")
-
-
-def _bid(level: int, strain: int) -> int:
-    return 3 + 5 * (level - 1) + strain
-
-
-def _level(call: int) -> int:
-    return (call - 3) // 5 + 1
-
-
-def _strain(call: int) -> int:
-    return (call - 3) % 5
 
 
 def _is_game(call: int) -> bool:
