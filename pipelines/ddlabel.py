@@ -125,10 +125,13 @@ def _read_label_file(path: Path) -> pa.Table:
 
 
 def dedupe(table: pa.Table) -> pa.Table:
-    """One row per deal_id (the first)."""
+    """One row per deal_id: its first exact ("dds") row, else its first row, so an exact label
+    supersedes an estimate wherever the two lie."""
     ids = table.column("deal_id").to_numpy()
-    _, first = np.unique(ids, return_index=True)
-    return table if len(first) == len(ids) else table.take(np.sort(first))
+    estimated = pc.not_equal(table.column("solver"), dd.SOLVER_NAME).to_numpy(zero_copy_only=False)
+    order = np.lexsort((np.arange(len(ids)), estimated))  # exact rows first, else file order
+    _, first = np.unique(ids[order], return_index=True)
+    return table if len(first) == len(ids) else table.take(np.sort(order[first]))
 
 
 def label_files(store: str | Path) -> list[Path]:
@@ -140,7 +143,8 @@ def label_files(store: str | Path) -> list[Path]:
 
 
 def read_labels(*stores: str | Path) -> pa.Table:
-    """All labels of some DD stores, one row per deal_id (the first store that has it wins)."""
+    """All labels of some DD stores, one row per deal_id (an exact row wins over an estimate,
+    then the first store that has it)."""
     tables = [_read_label_file(path) for store in stores for path in label_files(store)]
     return dedupe(pa.concat_tables(tables)) if tables else DD_LABELS.empty_table()
 

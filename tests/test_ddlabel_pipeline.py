@@ -175,9 +175,9 @@ def test_sigkill_mid_run_loses_no_committed_batch(tmp_path):
     assert sorted(path.name.split("-")[0] for path in (out / "labels").glob("*")) == ["shard"]
 
 
-def fake_labels(ids) -> pa.Table:
+def fake_labels(ids, solver: str = "dds") -> pa.Table:
     rows = [{"deal_id": i, "owner": SORTED.tolist(), "dd_tricks": [7] * 20, "par_score": [0] * 16,
-             "par_contracts": ["pass"] * 16, "solver": "dds", "solver_version": "test"} for i in ids]
+             "par_contracts": ["pass"] * 16, "solver": solver, "solver_version": "test"} for i in ids]
     return pa.Table.from_pylist(rows, schema=DD_LABELS)
 
 
@@ -217,6 +217,17 @@ def test_compaction_is_atomic_under_a_kill_at_any_step(tmp_path, monkeypatch):
     store.recover()
     assert store.files() == shards
     assert ddlabel.read_labels(tmp_path).column("deal_id").to_pylist() == [1, 2, 3]
+
+
+def test_an_exact_label_supersedes_an_estimate_of_the_same_deal(tmp_path):
+    store = ddlabel.LabelStore(tmp_path)
+    store.recover()
+    pq.write_table(fake_labels([1, 2], solver="nn-dda"), store.dir / "part-a.parquet")  # read first
+    pq.write_table(fake_labels([2, 3]), store.dir / "part-b.parquet")
+    expected = {1: "nn-dda", 2: "dds", 3: "dds"}
+    assert {row["deal_id"]: row["solver"] for row in ddlabel.read_labels(tmp_path).to_pylist()} == expected
+    store.compact(store.parts(), 10)
+    assert {row["deal_id"]: row["solver"] for row in labels_of(tmp_path).values()} == expected
 
 
 def test_progress_line_names_deals_rate_and_eta(tmp_path, caplog):

@@ -96,6 +96,19 @@ def test_board_file_fixes_the_list(store, tmp_path):
         ev.load_boards(store, 3, tmp_path / "bad.json")
 
 
+def test_boards_take_the_exact_table_of_a_deal_that_also_has_an_estimate(tmp_path):
+    owners = [owner for owner in (random_owner(13, i) for i in range(80)) if deal_id(owner) % 100 >= 90][:3]
+    ids = np.array([deal_id(owner) for owner in owners], np.uint64)
+    exact = np.random.default_rng(1).integers(0, 14, (len(ids), 4, 5))
+    pq.write_table(dd_store_table(ids, np.stack(owners), np.zeros((len(ids), 4, 5)), solver="nn-dda"),
+                   tmp_path / "a-estimated.parquet")  # read first
+    pq.write_table(dd_store_table(ids, np.stack(owners), exact), tmp_path / "b-exact.parquet")
+    boards = ev.load_boards(tmp_path, 5)
+    order = np.argsort(ids)
+    assert boards.deal_ids.tolist() == ids[order].tolist()
+    assert boards.tables.tolist() == exact[order].tolist()
+
+
 def test_team_match_scores_both_tables_and_imps_for_team_a(store):
     boards = ev.load_boards(store, 6)
     rows = ev.team_match("opener:passer", Opener(), Passer(), boards, 0, defaultdict(list))
