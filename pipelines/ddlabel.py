@@ -1,6 +1,7 @@
-"""Double-dummy labels for every distinct deal of the ingest's records (Apache Beam + DDS).
+"""Double-dummy labels for every distinct deal of the ingest's records (Apache Beam + DDS, or NN-DDA estimates).
 
     bridgeflow ddlabel --records data/ingest/records --out data/dd [--store other/dd ...]
+        [--split all|train|valid|test] [--estimator dds|nn --nndda data/nndda]
 
 writes into `--out`:
   labels/       one DD_LABELS row per deal_id (deal, DD table, par for all 16 dealer x vulnerability,
@@ -17,6 +18,20 @@ list of batches that every lane (one per core, each with its own single-threaded
 claims from by creating a file, so no core waits while batches remain, and batches shrink towards
 the end of the list so the last deals are spread over every lane. The folders must be on a file
 system every worker sees.
+
+`--split train|valid|test` labels only the deals of that split (`split_of(deal_id)`, deal_id % 100),
+e.g. an exact evaluation set without paying DDS for the other 90%; the other deals are counted
+(`deals_outside_split`) and left alone: not solved, quarantined, cross-checked or copied.
+
+`--estimator nn` labels with an NN-DDA model (`--nndda`) instead of DDS: approximate, but thousands
+of times faster. Its rows say solver "nn-dda" and solver_version "nn-dda:<hash of the model file>",
+with par from the estimated table, and go into `--out` like exact rows: give estimates their own
+`--out` unless you want them mixed in. An estimate never counts as a label for an exact run: that
+run solves the deal with DDS and the exact row supersedes the estimate (`read_labels` and
+compaction keep a deal_id's "dds" row over an "nn-dda" one). An nn run skips deals with an exact row
+(in `--out` or a `--store`) or any estimate in `--out` (a new model: a new `--out`). Source DD tables
+are cross-checked against exact tables only, never against estimates. Consumers that need exact
+tables keep solver == "dds" rows (`bridgeflow nndda` and `bridgeflow evaluate` do).
 """
 
 from __future__ import annotations
@@ -44,6 +59,7 @@ from apache_beam.metrics.metric import MetricsFilter
 
 from bridgeflow.dataset import dd
 from bridgeflow.dataset.encodings import deal_id as deal_id_of
+from bridgeflow.dataset.encodings import split_of
 from bridgeflow.dataset.record import Reason, RecordError
 from bridgeflow.dataset.schema import DD_LABELS, DD_MISMATCHES, DD_QUARANTINE
 from bridgeflow.dataset.scoring import par_all
@@ -53,6 +69,8 @@ from bridgeflow.pipelines.shards import PARQUET_OPTIONS, WriteParquetShards, num
 LOG = logging.getLogger("bridgeflow.ddlabel")
 NAMESPACE = "ddlabel"  # Beam counters
 DEAL_ID_MISMATCH = "deal_id_mismatch"  # a record whose deal_id is not the hash of its owner
+ESTIMATOR_NAME = "nn-dda"  # the solver column of rows labelled by the network (--estimator nn)
+SPLITS = ("all", "train", "valid", "test")
 
 
 # ------------------------------------------------------------------ the label store on disk
@@ -158,11 +176,11 @@ def par_columns(table: np.ndarray) -> tuple[list[int], list[str]]:
     return [par.score for par in pars], [",".join(map(str, par.contracts)) or "pass" for par in pars]
 
 
-def label_row(deal_id: int, owner: np.ndarray, table: np.ndarray, version: str) -> dict:
+def label_row(deal_id: int, owner: np.ndarray, table: np.ndarray, solver: str, version: str) -> dict:
     scores, contracts = par_columns(table)
     return {
         "deal_id": deal_id, "owner": owner.tolist(), "dd_tricks": table.tolist(),
-        "par_score": scores, "par_contracts": contracts, "solver": dd.SOLVER_NAME, "solver_version": version,
+        "par_score": scores, "par_contracts": contracts, "solver": solver, "solver_version": version,
     }
 
 
@@ -224,17 +242,23 @@ def _owner_bytes(column: pa.Array) -> list[bytes | None]:
 
 class ReadLabels(beam.DoFn):
     """A label file -> (deal_id, ("o", dd bytes)) for --out, (deal_id, ("s", row)) for a --store.
-    Only exact labels (solver "dds") count as labelled."""
+    Only exact labels (solver "dds") count as labelled; with `estimates`, --out's estimates come
+    as (deal_id, ("e",)), so an nn run does not estimate a deal twice."""
 
-    def __init__(self, tag: str):
-        self.tag = tag
+    def __init__(self, tag: str, estimates: bool = False):
+        self.tag, self.estimates = tag, estimates
 
     def process(self, path: str):
         if self.tag == "o":
-            table = _exact(pq.read_table(path, columns=["deal_id", "dd_tricks", "solver"]))
-            cells = table.column("dd_tricks").combine_chunks().flatten().to_numpy().astype(np.int8).reshape(-1, 20)
-            for deal, table_cells in zip(table.column("deal_id").to_pylist(), cells):
+            table = pq.read_table(path, columns=["deal_id", "dd_tricks", "solver"])
+            exact = _exact(table)
+            cells = exact.column("dd_tricks").combine_chunks().flatten().to_numpy().astype(np.int8).reshape(-1, 20)
+            for deal, table_cells in zip(exact.column("deal_id").to_pylist(), cells):
                 yield deal, ("o", table_cells.tobytes())
+            if self.estimates:
+                estimated = table.filter(pc.not_equal(table.column("solver"), dd.SOLVER_NAME))
+                for deal in estimated.column("deal_id").to_pylist():
+                    yield deal, ("e",)
         else:
             for row in _exact(_read_label_file(Path(path))).to_pylist():
                 yield row["deal_id"], ("s", row)
@@ -248,14 +272,17 @@ class Classify(beam.DoFn):
     """All that is known of one deal_id -> what to do with it.
 
     Main output: mismatch rows against an existing label. Tagged: TODO (deal_id, owner bytes,
-    records) to solve, PENDING (deal_id, ("p", checks)) to cross-check once solved, COPY (store
-    rows to add to --out), QUARANTINE rows."""
+    records) to solve or estimate, PENDING (deal_id, ("p", checks)) to cross-check once solved,
+    COPY (store rows to add to --out), QUARANTINE rows."""
 
     TODO, PENDING, COPY, QUARANTINE = "todo", "pending", "copy", "quarantine"
 
-    def __init__(self):
+    def __init__(self, split: str = "all"):
+        self.split = split
         self.deals = _counter("deals_in")
+        self.outside_split = _counter("deals_outside_split")
         self.labelled = _counter("already_labelled")
+        self.estimated = _counter("already_estimated")
         self.copied = _counter("copied_from_store")
         self.to_solve = _counter("to_solve")
         self.mismatched = _counter("mismatched_records")
@@ -265,11 +292,16 @@ class Classify(beam.DoFn):
         records = [value for value in values if value[0] == "r"]
         if records:  # else: a label of a deal these records do not hold
             self.deals.inc()
+            if self.split != "all" and split_of(deal) != self.split:
+                self.outside_split.inc()
+                return
             checks = [(record_id, given) for _, record_id, _, given in records if given is not None]
             labels = [value[1] for value in values if value[0] == "o"]
             stored = [value[1] for value in values if value[0] == "s"]
             if labels or stored:
                 yield from self._labelled(deal, checks, labels, stored)
+            elif any(value[0] == "e" for value in values):
+                self.estimated.inc()
             else:
                 yield from self._unlabelled(deal, records[0][2], checks, len(records))
 
@@ -375,7 +407,7 @@ class SolveLane(beam.DoFn):
                     _counter(f"quarantined_{reason}").inc()
                     yield beam.pvalue.TaggedOutput(self.QUARANTINE, quarantine_row(deal, owner.tobytes(), reason, message, count))
                 else:
-                    rows.append(label_row(deal, owner, result, version))
+                    rows.append(label_row(deal, owner, result, dd.SOLVER_NAME, version))
                     yield deal, result.tobytes()
             if rows:
                 if not claims.is_dir():
@@ -401,6 +433,42 @@ def _claim(claims: Path, index: int) -> bool:
         return False
 
 
+class Estimate(beam.DoFn):
+    """A batch of deals to label -> DD_LABELS rows from the NN-DDA (solver "nn-dda"), committed as
+    one part file like a solver lane's batch. No DDS process and no shared plan: the network does
+    a batch in milliseconds."""
+
+    def __init__(self, out: str, work: str, run_id: str, model_file: str):
+        self.out, self.work, self.run_id, self.model_file = out, work, run_id, model_file
+        self.estimated = _counter("estimated")
+        self.estimator = None
+
+    def setup(self):
+        import torch
+
+        from bridgeflow.training.dd_estimator import DDEstimator
+
+        torch.set_num_threads(1)  # one worker process per core already
+        self.estimator = DDEstimator.load(self.model_file)
+
+    def process(self, batch):
+        owners = np.stack([np.frombuffer(owner, dtype=np.int8) for _, owner, _ in batch])
+        tables = self.estimator.tables(owners).reshape(-1, 20)
+        rows = [label_row(deal, owner, table, ESTIMATOR_NAME, self.estimator.solver_version)
+                for (deal, _, _), owner, table in zip(batch, owners, tables)]
+        if not Path(self.work).is_dir():
+            raise RuntimeError(f"run {self.run_id} was superseded by a newer run: not committing")
+        part = LabelStore(self.out).dir / f"part-{self.run_id}-{uuid.uuid4().hex[:12]}-n{len(rows)}.parquet"
+        write_table(pa.Table.from_pylist(rows, schema=DD_LABELS), part)
+        self.estimated.inc(len(rows))
+
+
+def model_file(path: str | Path) -> Path:
+    """--nndda: the trainer's output folder (its nndda.pt) or a model file."""
+    path = Path(path)
+    return path / "nndda.pt" if path.is_dir() else path
+
+
 class CrossCheck(beam.DoFn):
     """(deal_id, [("p", checks), ("t", table)]) -> mismatch rows for the records' own DD tables."""
 
@@ -419,6 +487,7 @@ class CrossCheck(beam.DoFn):
 def build(pipeline, record_files, out_label_files, store_label_files, out: Path, work: Path, args) -> None:
     """The job's graph. Outputs go to labels/ (parts, while solving) and work/staging/."""
     staging = work / "staging"
+    estimating = args.estimator == "nn"
 
     def read(label, files, reader):
         return (pipeline | f"{label}Files" >> beam.Create(files, reshuffle=False)
@@ -426,33 +495,39 @@ def build(pipeline, record_files, out_label_files, store_label_files, out: Path,
 
     known = (
         (read("Records", record_files, ReadRecords()),
-         read("Labels", out_label_files, ReadLabels("o")),
+         read("Labels", out_label_files, ReadLabels("o", estimates=estimating)),
          read("Stores", store_label_files, ReadLabels("s")))
         | "AllByDeal" >> beam.Flatten() | "GroupByDeal" >> beam.GroupByKey()
-        | "Classify" >> beam.ParDo(Classify()).with_outputs(
+        | "Classify" >> beam.ParDo(Classify(args.split)).with_outputs(
             Classify.TODO, Classify.PENDING, Classify.COPY, Classify.QUARANTINE, main="mismatches")
     )
     _ = known.copy | "WriteCopies" >> beam.ParDo(
         WriteParquetShards(str(LabelStore(out).dir), DD_LABELS, args.rows_per_shard, "deal_id"))
 
-    plan = (known.todo | "CollectTodo" >> beam.combiners.ToList()
-            | "Plan" >> beam.Map(plan_batches, args.workers, args.max_batch, str(work)))
-    solved = (
-        pipeline
-        | "Lanes" >> beam.Create([(lane, None) for lane in range(args.workers)], reshuffle=False)
-        | "OneLanePerWorker" >> beam.GroupByKey()
-        | "Solve" >> beam.ParDo(SolveLane(str(out), str(work), work.name, args.dds_threads),
-                                plan=beam.pvalue.AsSingleton(plan)).with_outputs(SolveLane.QUARANTINE, main="tables")
-    )
-    checked = (
-        (known.pending, solved.tables | "TagTables" >> beam.Map(lambda kv: (kv[0], ("t", kv[1]))))
-        | "PendingAndSolved" >> beam.Flatten() | "GroupChecks" >> beam.GroupByKey()
-        | "CrossCheck" >> beam.ParDo(CrossCheck())
-    )
-    _ = ((known.mismatches, checked) | "AllMismatches" >> beam.Flatten()
+    if estimating:
+        _ = (known.todo | "EstimateBatches" >> beam.BatchElements(min_batch_size=1024, max_batch_size=16384)
+             | "Estimate" >> beam.ParDo(Estimate(str(out), str(work), work.name, str(model_file(args.nndda)))))
+        mismatches, quarantine = (known.mismatches,), (known.quarantine,)  # known.pending: never against estimates
+    else:
+        plan = (known.todo | "CollectTodo" >> beam.combiners.ToList()
+                | "Plan" >> beam.Map(plan_batches, args.workers, args.max_batch, str(work)))
+        solved = (
+            pipeline
+            | "Lanes" >> beam.Create([(lane, None) for lane in range(args.workers)], reshuffle=False)
+            | "OneLanePerWorker" >> beam.GroupByKey()
+            | "Solve" >> beam.ParDo(SolveLane(str(out), str(work), work.name, args.dds_threads),
+                                    plan=beam.pvalue.AsSingleton(plan)).with_outputs(SolveLane.QUARANTINE, main="tables")
+        )
+        checked = (
+            (known.pending, solved.tables | "TagTables" >> beam.Map(lambda kv: (kv[0], ("t", kv[1]))))
+            | "PendingAndSolved" >> beam.Flatten() | "GroupChecks" >> beam.GroupByKey()
+            | "CrossCheck" >> beam.ParDo(CrossCheck())
+        )
+        mismatches, quarantine = (known.mismatches, checked), (known.quarantine, solved.quarantine)
+    _ = (mismatches | "AllMismatches" >> beam.Flatten()
          | "WriteMismatches" >> beam.ParDo(WriteParquetShards(
              str(staging / "mismatches"), DD_MISMATCHES, args.rows_per_shard, "record_id")))
-    _ = ((known.quarantine, solved.quarantine) | "AllQuarantine" >> beam.Flatten()
+    _ = (quarantine | "AllQuarantine" >> beam.Flatten()
          | "WriteQuarantine" >> beam.ParDo(WriteParquetShards(
              str(staging / "quarantine"), DD_QUARANTINE, args.rows_per_shard, "deal_id")))
 
@@ -552,9 +627,17 @@ def parse_args(argv):
     parser.add_argument("--max-batch", type=int, default=dd.MAX_DEALS_PER_CALL, help="deals per solver batch (1..40)")
     parser.add_argument("--rows-per-shard", type=int, default=1_000_000, help="label rows per compacted shard")
     parser.add_argument("--progress-seconds", type=float, default=10.0, help="progress line interval")
+    parser.add_argument("--split", choices=SPLITS, default="all",
+                        help="label only this split's deals (deal_id %% 100: < 80 train, < 90 valid, else test)")
+    parser.add_argument("--estimator", choices=("dds", "nn"), default="dds",
+                        help=f"dds: exact tables; nn: NN-DDA estimates (--nndda), rows marked "
+                             f"solver={ESTIMATOR_NAME!r}, superseded by a later exact run")
+    parser.add_argument("--nndda", help="NN-DDA model for --estimator nn: `bridgeflow nndda`'s folder or its nndda.pt")
     args, beam_args = parser.parse_known_args(argv)
     if not 1 <= args.max_batch <= dd.MAX_DEALS_PER_CALL:
         parser.error(f"--max-batch must be 1..{dd.MAX_DEALS_PER_CALL}")
+    if (args.estimator == "nn") != (args.nndda is not None):
+        parser.error("--nndda goes with --estimator nn, and only with it")
     return args, beam_args
 
 
@@ -574,6 +657,11 @@ def run(argv: list[str] | None = None) -> dict:
         (work / "staging" / sub).mkdir(parents=True)
 
     inputs = record_files(args.records)
+    estimator_version = None
+    if args.estimator == "nn":  # load it here too: a bad model fails before any work
+        from bridgeflow.training.dd_estimator import DDEstimator
+
+        estimator_version = DDEstimator.load(model_file(args.nndda)).solver_version
     out_files = [str(path) for path in store.files()]
     store_files = [str(path) for spec in args.store for path in label_files(spec)]
     LOG.info("ddlabel: %d records files, %d label files in %s, %d in stores, %d lanes",
@@ -596,7 +684,7 @@ def run(argv: list[str] | None = None) -> dict:
         number_shards(work / "staging" / sub, table_schema)
         publish(work / "staging" / sub, out / sub)
     lanes = [json.loads(path.read_text()) for path in sorted((work / "lanes").glob("*.json"))]
-    summary = _summary(counts, lanes, args, started)
+    summary = _summary(counts, lanes, args, started, estimator_version)
     summary["label_files"] = len(store.files())
     _write_json(out / "summary.json", summary)
     shutil.rmtree(out / "_work", ignore_errors=True)
@@ -612,7 +700,7 @@ def _counters(result) -> dict[str, int]:
     return counts
 
 
-def _summary(counts: dict[str, int], lanes: list[dict], args, started: float) -> dict:
+def _summary(counts: dict[str, int], lanes: list[dict], args, started: float, estimator_version: str | None) -> dict:
     solve_start = min((lane["first_solve_at"] for lane in lanes), default=None)
     solve_end = max((lane["done_at"] for lane in lanes), default=None)
     solve_seconds = solve_end - solve_start if lanes else 0.0
@@ -622,15 +710,19 @@ def _summary(counts: dict[str, int], lanes: list[dict], args, started: float) ->
         "records_read": counts.get("records_read", 0),
         "records_without_deal_id": counts.get("records_without_deal_id", 0),
         "deals_in": counts.get("deals_in", 0),
+        "split": args.split,
+        "deals_outside_split": counts.get("deals_outside_split", 0),
         "already_labelled": counts.get("already_labelled", 0),
+        "already_estimated": counts.get("already_estimated", 0),
         "copied_from_store": counts.get("copied_from_store", 0),
         "to_solve": counts.get("to_solve", 0),
         "solved": counts.get("solved", 0),
+        "estimated": counts.get("estimated", 0),
         "quarantined": sum(quarantined.values()),
         "quarantined_by_reason": quarantined,
         "mismatched_records": counts.get("mismatched_records", 0),
-        "solver": dd.SOLVER_NAME,
-        "solver_version": next((lane["solver_version"] for lane in lanes), None),
+        "solver": ESTIMATOR_NAME if estimator_version else dd.SOLVER_NAME,
+        "solver_version": estimator_version or next((lane["solver_version"] for lane in lanes), None),
         "solver_calls": counts.get("solver_calls", 0),
         "lanes": args.workers,
         "dds_threads": args.dds_threads,

@@ -16,13 +16,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import torch
 
 from bridgeflow.dataset import dd
-from bridgeflow.dataset.encodings import deal_id
+from bridgeflow.dataset.encodings import deal_id, split_of
 from bridgeflow.dataset.record import BoardRecord
 from bridgeflow.dataset.schema import DD_LABELS, RECORDS, record_id, records_row
 from bridgeflow.dataset.scoring import par_all
 from bridgeflow.pipelines import ddlabel
+from bridgeflow.training.dd_estimator import DDEstimator
+from bridgeflow.training.nndda_model import NNDDA, NNDDAConfig
 
 from test_dd import SORTED, cheap_deals
 
@@ -228,6 +231,67 @@ def test_an_exact_label_supersedes_an_estimate_of_the_same_deal(tmp_path):
     assert {row["deal_id"]: row["solver"] for row in ddlabel.read_labels(tmp_path).to_pylist()} == expected
     store.compact(store.parts(), 10)
     assert {row["deal_id"]: row["solver"] for row in labels_of(tmp_path).values()} == expected
+
+
+@pytest.fixture(scope="module")
+def nndda_model(tmp_path_factory) -> Path:
+    """An untrained NN-DDA saved as the trainer saves one: its estimates are wrong, which shows
+    they are never taken for exact tables."""
+    folder = tmp_path_factory.mktemp("nndda")
+    torch.manual_seed(0)
+    model = NNDDA(NNDDAConfig(hidden=16, layers=1))
+    torch.save({"model_config": vars(model.config), "model": model.state_dict()}, folder / "nndda.pt")
+    return folder
+
+
+def test_estimates_are_marked_not_cross_checked_and_superseded_by_an_exact_run(tmp_path, reference, nndda_model):
+    deals, tables = reference
+    deals = deals[:6]
+    source = tables[deal_id(deals[0])].tolist()  # right
+    wrong = tables[deal_id(deals[1])].tolist()
+    wrong[0] = 13 - wrong[0]
+    write_records(tmp_path / "records" / "a.parquet", deals, dd_tables={0: source, 1: wrong})
+    estimate = ("--estimator", "nn", "--nndda", str(nndda_model))
+    estimator = DDEstimator.load(nndda_model / "nndda.pt")
+    guesses = estimator.tables(np.stack(deals)).reshape(-1, 20)
+    assert guesses[0].tolist() != source
+
+    first = label(tmp_path / "records", tmp_path / "dd", *estimate)
+    assert (first["estimated"], first["solved"], first["solver_calls"]) == (6, 0, 0)
+    assert (first["solver"], first["solver_version"]) == ("nn-dda", estimator.solver_version)
+    found = labels_of(tmp_path / "dd")
+    for owner, guess in zip(deals, guesses):
+        row = found[deal_id(owner)]
+        assert (row["solver"], row["solver_version"]) == ("nn-dda", estimator.solver_version)
+        assert row["dd_tricks"] == guess.tolist()
+        assert row["par_score"] == [par.score for par in par_all(guess.reshape(4, 5))]
+    assert first["mismatched_records"] == 0 and not read_folder(tmp_path / "dd" / "mismatches")
+
+    again = label(tmp_path / "records", tmp_path / "dd", *estimate)
+    assert (again["estimated"], again["already_estimated"], again["already_labelled"]) == (0, 6, 0)
+
+    exact = label(tmp_path / "records", tmp_path / "dd")
+    assert (exact["solved"], exact["already_labelled"], exact["mismatched_records"]) == (6, 0, 1)
+    assert {deal: (row["solver"], row["dd_tricks"]) for deal, row in labels_of(tmp_path / "dd").items()} == {
+        deal_id(owner): ("dds", tables[deal_id(owner)].tolist()) for owner in deals}
+
+    after = label(tmp_path / "records", tmp_path / "dd", *estimate)
+    assert (after["estimated"], after["already_labelled"], after["mismatched_records"]) == (0, 6, 1)
+
+
+def test_split_labels_only_that_splits_deals(tmp_path, reference):
+    deals, tables = reference
+    in_test = {deal_id(owner) for owner in deals if split_of(deal_id(owner)) == "test"}
+    assert 0 < len(in_test) < len(deals)
+    long_hand = SORTED.copy()
+    long_hand[0] = 1  # not a deal, but outside the split: not quarantined
+    write_records(tmp_path / "records" / "a.parquet", deals + [long_hand],
+                  owners_override={len(deals): (long_hand, 1005)})
+    summary = label(tmp_path / "records", tmp_path / "dd", "--split", "test")
+    assert set(labels_of(tmp_path / "dd")) == in_test
+    assert (summary["split"], summary["solved"]) == ("test", len(in_test))
+    assert summary["deals_outside_split"] == len(deals) + 1 - len(in_test)
+    assert summary["quarantined"] == 0 and not read_folder(tmp_path / "dd" / "quarantine")
 
 
 def test_progress_line_names_deals_rate_and_eta(tmp_path, caplog):
