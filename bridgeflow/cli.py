@@ -11,7 +11,7 @@ import sys
 VERBS = {
     "synth": ("bridgeflow.dataset.synth", "generate the synthetic corpus (random deals, PBN/LIN)"),
     "ingest": ("bridgeflow.pipelines.ingest", "parse PBN/LIN/OpenSpiel files into Parquet shards (Beam)"),
-    "ddlabel": ("bridgeflow.pipelines.ddlabel", "double-dummy tables and par for every distinct deal (Beam + DDS)"),
+    "ddlabel": ("bridgeflow.pipelines.ddlabel", "double-dummy tables and par for every distinct deal (Beam + DDS, or NN-DDA estimates)"),
     "catalog": ("bridgeflow.dataset.catalog", "build the DuckDB catalog (views + macros) over the shards"),
     "bsm": ("bridgeflow.training.bsm_train", "train the bidding system model (BSM): next call + hand understanding"),
     "nndda": ("bridgeflow.training.nndda_train", "train NN-DDA, the fast neural DD estimator, on the DD store"),

@@ -95,16 +95,17 @@ def view_sql(records: Path, quarantine: Path, dd: Path | None) -> list[str]:
     ]
     if dd is not None:
         statements += [
-            # a crash mid-run can leave one deal in two label files: keep one row per deal_id
+            # one row per deal_id (a crash can leave a deal in two label files): the exact DDS row
+            # over an NN-DDA estimate (`ddlabel --estimator nn`), whose `solver` says 'nn-dda'
             f"""CREATE OR REPLACE VIEW dd AS SELECT * FROM read_parquet('{_glob(dd / 'labels')}')
-                QUALIFY row_number() OVER (PARTITION BY deal_id ORDER BY solver_version) = 1""",
+                QUALIFY row_number() OVER (PARTITION BY deal_id ORDER BY solver <> 'dds', solver_version) = 1""",
             f"CREATE OR REPLACE VIEW dd_quarantine AS SELECT * FROM read_parquet('{_glob(dd / 'quarantine')}')",
             f"CREATE OR REPLACE VIEW dd_mismatches AS SELECT * FROM read_parquet('{_glob(dd / 'mismatches')}')",
             # the contract each table played next to what double dummy says of it, and par
             """CREATE OR REPLACE VIEW contract_vs_dd AS
                SELECT r.record_id, r.deal_id, r.board, r.dealer, r.vulnerability, r.source_file,
                       r.contract, r.contract_level, r.contract_strain, r.contract_doubled, r.declarer,
-                      r.tricks, r.score_ns,
+                      r.tricks, r.score_ns, d.solver AS dd_solver,
                       dd_tricks_for(d.dd_tricks, r.declarer, r.contract_strain) AS dd_tricks,
                       score_ns(r.contract_level, r.contract_strain, r.contract_doubled, r.declarer,
                                r.vulnerability, dd_tricks_for(d.dd_tricks, r.declarer, r.contract_strain)) AS dd_score_ns,

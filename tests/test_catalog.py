@@ -21,16 +21,18 @@ from bridgeflow.pipelines.shards import write_table
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
-    """40 synthetic boards ingested, a DD store with made-up tables, and the catalog over them."""
+    """40 synthetic boards ingested, a DD store with made-up tables (one deal also with an NN-DDA
+    estimate in a second file), and the catalog over them."""
     root = tmp_path_factory.mktemp("catalog")
     synth.write_corpus(root / "corpus", 40, seed=11, format_name="pbn", boards_per_file=40)
     ingest.run(["--input", str(root / "corpus"), "--out", str(root / "ingest"), "--workers", "1"])
     deals = duckdb.sql(f"SELECT DISTINCT deal_id, owner FROM '{root}/ingest/records/*.parquet'").fetchall()
     rows = [{"deal_id": deal, "owner": owner, "dd_tricks": [(deal >> k) % 14 for k in range(20)],
-             "par_score": list(range(16)), "par_contracts": ["x"] * 16, "solver": "test", "solver_version": "0"}
+             "par_score": list(range(16)), "par_contracts": ["x"] * 16, "solver": "dds", "solver_version": "1"}
             for deal, owner in deals]
+    estimate = {**rows[0], "dd_tricks": [13] * 20, "solver": "nn-dda", "solver_version": "0"}  # sorts first
     write_table(pa.Table.from_pylist(rows, schema=schema.DD_LABELS), root / "dd" / "labels" / "part-00000.parquet")
-    write_table(pa.Table.from_pylist(rows[:1], schema=schema.DD_LABELS), root / "dd" / "labels" / "part-00001.parquet")
+    write_table(pa.Table.from_pylist([estimate], schema=schema.DD_LABELS), root / "dd" / "labels" / "part-00001.parquet")
     write_table(schema.DD_QUARANTINE.empty_table(), root / "dd" / "quarantine" / "empty.parquet")
     write_table(schema.DD_MISMATCHES.empty_table(), root / "dd" / "mismatches" / "empty.parquet")
     out = root / "db" / "bridge.duckdb"
@@ -45,6 +47,8 @@ def test_views_count_the_shards(built):
         assert db.execute("SELECT count(*) FROM quarantine").fetchone()[0] == 0
         assert db.execute("SELECT count(*) FROM deals").fetchone()[0] == 40
         assert db.execute("SELECT count(*) FROM dd").fetchone()[0] == 40  # the twice-written deal once
+        assert db.execute("SELECT count(*) FROM dd WHERE solver <> 'dds'").fetchone()[0] == 0  # exact row wins
+        assert db.execute("SELECT count(DISTINCT dd_solver) FROM contract_vs_dd").fetchone()[0] == 1
 
 
 def test_macros_agree_with_precomputed_columns(built):
