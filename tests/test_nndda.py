@@ -103,6 +103,17 @@ def test_read_dd_keeps_only_exact_labels(toy_store):
     assert np.array_equal(tables, toy_tables(owners))  # no garbage row made it in
 
 
+def test_read_dd_merges_several_stores(toy_store, tmp_path):
+    whole = nndda_train.read_dd(toy_store)
+    for index, part in enumerate(np.array_split(np.arange(3000), 3)):  # three stores, one overlapping deal
+        rows = np.append(part, part[-1] + 1) if index < 2 else part
+        (tmp_path / f"store{index}").mkdir()
+        pq.write_table(dd_store_table(whole[0][rows], whole[1][rows], whole[2][rows]),
+                       tmp_path / f"store{index}" / "part-0.parquet")
+    merged = nndda_train.read_dd(*(tmp_path / f"store{index}" for index in range(3)))
+    assert all(np.array_equal(a, b) for a, b in zip(merged[:3], whole[:3])) and merged[3] == 0
+
+
 def test_tiny_training_learns_the_toy_labels(trained):
     out, metrics = trained
     assert metrics["data"]["dropped_not_exact"] == 200
@@ -174,6 +185,8 @@ def test_estimator_api_and_exact_equivariance_under_full_averaging(trained):
 def test_oracle_deals_match_dds(oracle_data):
     ids, owners, tables = load_oracle(oracle_data)
     assert len(ids) == 6927 and (np.stack([(owners == s).sum(1) for s in range(4)]) == 13).all()
+    real, random = load_oracle(oracle_data, "dds")[0], load_oracle(oracle_data, "macroxue")[0]
+    assert len(real) + len(random) == len(np.union1d(real, random)) == 6927  # the two parts split it
     # the first deal of three sources (DDS list, macroxue file, macroxue folder) against DDS
     from test_symmetry import dds_tables
 

@@ -20,10 +20,13 @@ from bridgeflow.dataset.record import BoardRecord
 from bridgeflow.dataset.schema import DD_LABELS
 
 
-def oracle_sources(root: Path) -> list[Path]:
+def oracle_sources(root: Path, which: str = "all") -> list[Path]:
+    """The oracle files with full deals: `dds` (DDS's lists of real deals), `macroxue` (Xue's random
+    deals) or `all`."""
     dds, xue = root / "dds_hands", root / "macroxue_bridge_solver"
-    return (sorted(dds.glob("list*.txt")) + [dds / "largest.txt", xue / "comparison" / "results.5k_deals.txt"]
-            + sorted(p for p in xue.iterdir() if (p / "RESULTS").is_file()))
+    lists = sorted(dds.glob("list*.txt")) + [dds / "largest.txt"]
+    random = [xue / "comparison" / "results.5k_deals.txt"] + sorted(p for p in xue.iterdir() if (p / "RESULTS").is_file())
+    return {"dds": lists, "macroxue": random, "all": lists + random}[which]
 
 
 def read_source(path: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -36,10 +39,10 @@ def read_source(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return np.stack(owners), np.stack(tables)
 
 
-def load_oracle(root: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def load_oracle(root: str | Path, which: str = "all") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """All oracle deals -> (deal_ids uint64[n], owners, tables), one row per distinct deal, sorted
     by deal_id. Raises if one deal has two different tables."""
-    parts = [read_source(path) for path in oracle_sources(Path(root))]
+    parts = [read_source(path) for path in oracle_sources(Path(root), which)]
     owners = np.concatenate([o for o, _ in parts])
     tables = np.concatenate([t for _, t in parts])
     ids = np.array([deal_id(o) for o in owners], dtype=np.uint64)
@@ -69,7 +72,9 @@ def dd_store_table(ids: np.ndarray, owners: np.ndarray, tables: np.ndarray, solv
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="Write the oracle deals as a DD-store file (for documented runs).")
     parser.add_argument("--oracle", required=True, help="the shared/data/oracle folder")
-    parser.add_argument("--out", required=True, help="output folder; writes oracle.parquet")
+    parser.add_argument("--out", required=True, help="output folder; writes oracle-<sources>.parquet")
+    parser.add_argument("--sources", choices=("all", "dds", "macroxue"), default="all",
+                        help="macroxue: Xue's random deals only (training data that leaves DDS's real deals unseen)")
     args = parser.parse_args()
     Path(args.out).mkdir(parents=True, exist_ok=True)
-    pq.write_table(dd_store_table(*load_oracle(args.oracle)), Path(args.out) / "oracle.parquet")
+    pq.write_table(dd_store_table(*load_oracle(args.oracle, args.sources)), Path(args.out) / f"oracle-{args.sources}.parquet")

@@ -1,6 +1,6 @@
 """Train NN-DDA on the DD store (`bridgeflow nndda`).
 
-Reads the DD store --dd (ddlabel's --out: labels/*.parquet, schema.DD_LABELS, or Parquet files
+Reads the DD stores --dd (each ddlabel's --out: labels/*.parquet, schema.DD_LABELS, or Parquet files
 right in the folder), keeps only exact labels (solver == "dds": an estimate never trains the
 estimator), splits deal-disjoint by deal_id and trains with a random one of the 96 exact DD
 symmetries per example. Writes to --out:
@@ -68,12 +68,12 @@ def load_params(path: str | None, overrides: list[str]) -> dict:
     return {**DEFAULTS, **read_section(path, "nndda", overrides, DEFAULTS)}
 
 
-def read_dd(dd_dir: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """The DD store -> (deal_ids uint64[n], owners int8[n, 52], tables int8[n, 4, 5], rows dropped
-    as not exact), one row per deal_id, sorted by deal_id so file order does not matter."""
-    files = label_files(dd_dir)
+def read_dd(*stores: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """DD stores -> (deal_ids uint64[n], owners int8[n, 52], tables int8[n, 4, 5], rows dropped
+    as not exact), one row per deal_id, sorted by deal_id so file and store order do not matter."""
+    files = [f for store in stores for f in label_files(store)]
     if not files:
-        raise FileNotFoundError(f"no DD label files in {dd_dir}")
+        raise FileNotFoundError(f"no DD label files in {', '.join(map(str, stores))}")
     table = pa.concat_tables(pq.read_table(f, columns=["deal_id", "owner", "dd_tricks", "solver"]) for f in files)
     exact = table["solver"].to_numpy(zero_copy_only=False) == SOLVER_NAME
     ids = table["deal_id"].to_numpy()[exact]
@@ -227,7 +227,7 @@ def model_card(params: dict, data: dict, metrics: dict, num_params: int) -> str:
         "Estimates the double-dummy table [declarer N,E,S,W][strain C,D,H,S,NT] of a full deal.",
         "Load with `bridgeflow.training.dd_estimator.DDEstimator.load`; rows it labels must say `solver=\"nn-dda\"`.",
         "", "## Data", "",
-        f"- DD store: `{data['dd']}`; exact rows (solver '{SOLVER_NAME}') only, {data['dropped_not_exact']} other rows dropped",
+        f"- DD stores: {', '.join(f'`{store}`' for store in data['dd'])}; exact rows (solver '{SOLVER_NAME}') only, {data['dropped_not_exact']} other rows dropped",
         f"- deals: {data['deals']} distinct; deal-disjoint split by deal_id % 100: "
         f"train {data['train']} (used: {data['train_used']}), valid {data['valid']}, test {data['test']}",
         f"- oracle evaluation deals (not in the train split): {data.get('oracle', 0)}",
@@ -249,11 +249,12 @@ def model_card(params: dict, data: dict, metrics: dict, num_params: int) -> str:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bridgeflow nndda", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dd", required=True, help="the DD store (ddlabel's --out, or a folder of DD_LABELS Parquet)")
+    parser.add_argument("--dd", required=True, action="append",
+                        help="a DD store (ddlabel's --out, or a folder of DD_LABELS Parquet); repeat to train on several")
     parser.add_argument("--out", required=True, help="output folder (model, checkpoint, metrics, plots)")
     parser.add_argument("--params", help="params.yaml with an `nndda:` section")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a param")
-    parser.add_argument("--oracle", help="also evaluate on the real deals of this oracle folder (shared/data/oracle)")
+    parser.add_argument("--oracle", help="also evaluate on the real deals of DDS's lists in this oracle folder (shared/data/oracle)")
     return parser.parse_args(argv)
 
 
@@ -264,11 +265,11 @@ def run(argv: list[str] | None = None) -> dict:
     out = Path(args.out)
     (out / "plots").mkdir(parents=True, exist_ok=True)
 
-    ids, owners, tables, dropped = read_dd(args.dd)
+    ids, owners, tables, dropped = read_dd(*args.dd)
     names, rows = split_data(ids, params["max_deals"])
     if len(rows["train"]) == 0 or len(rows["valid"]) == 0:
-        raise ValueError(f"{args.dd}: need exact DD labels in both the train and valid splits")
-    data = {"dd": str(args.dd), "deals": len(ids), "dropped_not_exact": dropped, "train_used": len(rows["train"])}
+        raise ValueError(f"{', '.join(args.dd)}: need exact DD labels in both the train and valid splits")
+    data = {"dd": args.dd, "deals": len(ids), "dropped_not_exact": dropped, "train_used": len(rows["train"])}
     data |= {name: int((names == name).sum()) for name in ("train", "valid", "test")}
     fingerprint = hashlib.blake2b(ids[rows["train"]].tobytes() + tables[rows["train"]].tobytes(), digest_size=8).hexdigest()
 
@@ -285,7 +286,7 @@ def run(argv: list[str] | None = None) -> dict:
     if args.oracle:
         from .dd_oracle import load_oracle
 
-        oracle_ids, oracle_owners, oracle_tables = load_oracle(Path(args.oracle))
+        oracle_ids, oracle_owners, oracle_tables = load_oracle(Path(args.oracle), "dds")
         unseen = ~np.isin(oracle_ids, ids[names == "train"])
         data["oracle"] = int(unseen.sum())
         metrics["oracle"] = evaluate(estimator, oracle_owners[unseen], oracle_tables[unseen], params["eval_symmetries"])
