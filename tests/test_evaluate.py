@@ -1,10 +1,10 @@
 """The duplicate evaluation: board selection, scoring and IMP signs of team and partner matches,
-statistics, reproducibility under a seed, and the files `bridgeflow evaluate` writes."""
+statistics, reproducibility under a seed, the files `bridgeflow evaluate` writes and resuming
+a killed run."""
 
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -24,6 +24,7 @@ from bridgeflow.training.search import SearchConfig
 
 torch.set_num_threads(1)
 ONE_NT = parse_call("1NT")
+PLAY_BOARD = ev.play_board
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +112,7 @@ def test_boards_take_the_exact_table_of_a_deal_that_also_has_an_estimate(tmp_pat
 
 def test_team_match_scores_both_tables_and_imps_for_team_a(store):
     boards = ev.load_boards(store, 6)
-    rows = ev.team_match("opener:passer", Opener(), Passer(), boards, 0, defaultdict(list))
+    rows = ev.team_match("opener:passer", Opener(), Passer(), boards, 0)
     for index, row in enumerate(rows):
         dealer, vul = duplicate_dealer(index + 1), duplicate_vulnerability(index + 1)
         assert (row["board"], row["dealer"], row["vul"]) == (index + 1, dealer, vul)
@@ -146,7 +147,7 @@ def test_a_checkpoint_against_itself_ties(store, models):
 
 def test_partner_setting_averages_the_seats_for_the_agents_side(store):
     boards = ev.load_boards(store, 3)
-    rows = ev.partner_match("partner:opener", Opener(), RuleAgent(), boards, 0, defaultdict(list))
+    rows = ev.partner_match("partner:opener", Opener(), RuleAgent(), boards, 0)
     for row in rows:
         base, *seated = row["scores_ns"]
         gains = [imps(seated[s] - base) * (1 if s % 2 == 0 else -1) for s in range(4)]
@@ -203,3 +204,82 @@ def test_run_writes_log_metrics_and_a_replayable_board_list(store, models, tmp_p
     again = tmp_path / "again"
     ev.run(argv[:7] + [str(again), "--boards", str(out / "boards.json")] + argv[8:] + ["--set", "boards=1"])
     assert pq.read_table(again / "boards.parquet").equals(pq.read_table(out / "boards.parquet"))
+
+
+def eval_argv(store, models, out, *sets):
+    return ["--dd", str(store), "--bsm", str(models), "--nndda", str(models), "--out", str(out),
+            "--params", str(out.parent / "absent.yaml"), "--set", "boards=3", *sum((["--set", s] for s in sets), [])]
+
+
+class Killed(Exception):
+    pass
+
+
+def count_boards(monkeypatch, kill_after=None):
+    """Patches play_board to count the boards played, and to raise after `kill_after` of them, as a kill would."""
+    played = []
+
+    def play_board(*args):
+        if len(played) == kill_after:
+            raise Killed
+        played.append(args[3])
+        return PLAY_BOARD(*args)
+
+    monkeypatch.setattr(ev, "play_board", play_board)
+    return played
+
+
+def without_timings(metrics):
+    """metrics.json less what a resumed run measures differently: seconds, mean and p95 time per decision."""
+    metrics = json.loads(json.dumps(metrics))
+    del metrics["seconds"]
+    for match in metrics["matches"].values():
+        for timing in match["time_per_decision"].values():
+            del timing["mean_ms"], timing["p95_ms"]
+    return metrics
+
+
+@pytest.mark.parametrize("commit_seconds, replayed", [(0, 2), (3600, 3)])
+def test_killed_run_resumes_to_the_results_of_an_uninterrupted_one(store, models, tmp_path, monkeypatch,
+                                                                    commit_seconds, replayed):
+    sets = ["matches=[bsm-sample:rule, search:rule]", "search.samples=2", "search.oversample=1", "search.topk=2"]
+    whole = ev.run(eval_argv(store, models, tmp_path / "whole", *sets))
+    monkeypatch.setattr(ev, "COMMIT_SECONDS", commit_seconds)
+    count_boards(monkeypatch, kill_after=4)  # all 3 boards of the first match, 1 of the second
+    with pytest.raises(Killed):
+        ev.run(eval_argv(store, models, tmp_path / "killed", *sets))
+    assert not (tmp_path / "killed" / "boards.parquet").exists()
+    assert list((tmp_path / "killed" / "_progress").glob("*/part-*.parquet"))
+
+    played = count_boards(monkeypatch)
+    resumed = ev.run(eval_argv(store, models, tmp_path / "killed", *sets))
+    assert len(played) == replayed  # with commits every board, only the 2 boards never played
+    assert pq.read_table(tmp_path / "killed" / "boards.parquet").equals(
+        pq.read_table(tmp_path / "whole" / "boards.parquet"))
+    assert without_timings(resumed) == without_timings(whole)
+    assert resumed["matches"]["search:rule"]["time_per_decision"]["search"]["decisions"] > 0
+    assert not (tmp_path / "killed" / "_progress").exists()
+
+
+def test_progress_of_another_key_is_not_resumed(store, tmp_path, monkeypatch):
+    monkeypatch.setattr(ev, "COMMIT_SECONDS", 0)
+    count_boards(monkeypatch, kill_after=2)
+    with pytest.raises(Killed):
+        ev.run(eval_argv(store, store, tmp_path / "out", "matches=[rule:rule]"))
+    played = count_boards(monkeypatch)
+    ev.run(eval_argv(store, store, tmp_path / "out", "matches=[rule:rule]", "seed=1"))
+    assert played == [0, 1, 2]
+    assert not (tmp_path / "out" / "_progress").exists()  # the stale progress is cleared too
+
+
+def test_run_key_changes_with_whatever_decides_the_boards(store):
+    boards = ev.load_boards(store, 3)
+    factory = ev.AgentFactory("a", "b", SearchConfig())
+    factory.checkpoints = {"a/model.pt": "0123"}
+    key = ev.run_key(ev.EvalConfig(), boards, factory)
+    assert ev.run_key(ev.EvalConfig(), boards, factory) == key
+    assert ev.run_key(ev.EvalConfig(seed=1), boards, factory) != key
+    assert ev.run_key(ev.EvalConfig(), ev.load_boards(store, 2), factory) != key
+    factory.checkpoints = {"a/model.pt": "4567"}
+    assert ev.run_key(ev.EvalConfig(), boards, factory) != key
+    assert ev.run_key(ev.EvalConfig(), boards, ev.AgentFactory("a", "b", SearchConfig(samples=2))) != key

@@ -23,7 +23,12 @@ only seeds `bridgeflow bid`). Writes to --out:
   boards.parquet  one row per (match, board): auctions, contracts, DD tricks, NS scores, IMPs
   boards.json     the deal_ids played and their hash (a valid --boards file)
   metrics.json    per match: mean IMPs/board, SE, 95% interval, boards, time per decision (mean,
-                  p95) per agent; the paired differences; the config, checkpoint hashes and seed."""
+                  p95) per agent; the paired differences; the config, checkpoint hashes and seed.
+
+Resumable: finished boards are committed every COMMIT_SECONDS to --out/_progress/KEY/part-*.parquet,
+KEY a hash of everything that decides the per-board results (see `run_key`). A rerun with the same
+KEY plays only the boards not yet committed and writes the same boards.parquet and metrics.json
+(timings aside) as an uninterrupted run; a complete run removes _progress."""
 
 from __future__ import annotations
 
@@ -31,11 +36,13 @@ import argparse
 import hashlib
 import json
 import logging
+import os
+import shutil
 import time
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -57,6 +64,7 @@ from .search import MonteCarloSearch, SearchConfig, contract_label, load_scorer,
 log = logging.getLogger(__name__)
 AGENT_KINDS = ("rule", "bsm", "bsm-sample", "search")
 Z95 = 1.959964
+COMMIT_SECONDS = 30.0  # a kill loses about this much play at most
 
 
 @dataclass
@@ -132,13 +140,14 @@ def table_result(state: AuctionState, table: np.ndarray, vul: int) -> tuple[int,
     return score_ns(contract.level, contract.strain, contract.doubled, contract.declarer, vul, tricks), tricks
 
 
-def play_board(match: str, line_ups: list[list[Agent]], boards: Boards, index: int, seed: int,
-               timings: dict[str, list]) -> dict:
-    """Every table of one board: its log row, without the IMPs."""
+def play_board(match: str, line_ups: list[list[Agent]], boards: Boards, index: int, seed: int) -> dict:
+    """Every table of one board: its log row, without the IMPs, plus the seconds of each agent's
+    decisions (kept with the board, so that a resumed run still reports time per decision)."""
     deal = int(boards.deal_ids[index])
     dealer, vul = duplicate_dealer(index + 1), duplicate_vulnerability(index + 1)
+    timings = defaultdict(list)
     row = {"match": match, "board": index + 1, "deal_id": deal, "dealer": dealer, "vul": vul,
-           "auctions": [], "contracts": [], "tricks": [], "scores_ns": []}
+           "auctions": [], "contracts": [], "tricks": [], "scores_ns": [], "seconds": timings}
     for number, seats in enumerate(line_ups):
         for agent in {id(a): a for a in seats}.values():
             agent.reseed(table_seed(seed, match, deal, number))
@@ -151,27 +160,68 @@ def play_board(match: str, line_ups: list[list[Agent]], boards: Boards, index: i
     return row
 
 
-def team_match(match: str, a: Agent, b: Agent, boards: Boards, seed: int, timings) -> list[dict]:
+class Progress:
+    """The boards played so far, per match. With a folder, finished boards are committed there in
+    parts every COMMIT_SECONDS (each written atomically), and the parts already there are loaded:
+    a killed run resumes from them."""
+
+    def __init__(self, folder: Path | None = None):
+        self.folder, self.pending, self.committed = folder, [], time.monotonic()
+        self.rows: dict[str, dict[int, dict]] = defaultdict(dict)  # match -> board -> row
+        self.parts = sorted(folder.glob("part-*.parquet")) if folder else []
+        for part in self.parts:
+            for row in pq.read_table(part).to_pylist():
+                self.rows[row["match"]][row["board"]] = row | {"seconds": dict(row["seconds"])}
+
+    def add(self, row: dict) -> None:
+        self.rows[row["match"]][row["board"]] = row
+        self.pending.append(row)
+        if time.monotonic() - self.committed >= COMMIT_SECONDS:
+            self.commit()
+
+    def commit(self) -> None:
+        if self.folder is not None and self.pending:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            path = self.folder / f"part-{len(self.parts):06d}.parquet"
+            temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+            pq.write_table(pa.Table.from_pylist(self.pending, schema=PROGRESS_SCHEMA), temporary)
+            os.replace(temporary, path)
+            self.parts.append(path)
+        self.pending, self.committed = [], time.monotonic()
+
+
+def play_match(match: str, line_ups: list[list[Agent]], gain: Callable[[list[int]], float], boards: Boards,
+               seed: int, progress: Progress | None) -> list[dict]:
+    """Every board of a match, in board order, with the IMPs `gain(scores_ns)`; boards already in
+    `progress` are not played again."""
+    progress = progress or Progress()
+    done = progress.rows[match]
+    count = len(boards.deal_ids)
+    todo = [index for index in range(count) if index + 1 not in done]
+    for index in tqdm(todo, desc=match, unit="board", total=count, initial=count - len(todo), mininterval=2.0):
+        row = play_board(match, line_ups, boards, index, seed)
+        progress.add(row | {"imps": float(gain(row["scores_ns"]))})
+    progress.commit()
+    return [done[index + 1] for index in range(count)]
+
+
+def team_match(match: str, a: Agent, b: Agent, boards: Boards, seed: int,
+               progress: Progress | None = None) -> list[dict]:
     """A NS at table 1 and EW at table 2; IMPs for A."""
-    rows = []
-    for index in tqdm(range(len(boards.deal_ids)), desc=match, unit="board", mininterval=2.0):
-        row = play_board(match, [[a, b, a, b], [b, a, b, a]], boards, index, seed, timings)
-        first, second = row["scores_ns"]
-        rows.append(row | {"imps": float(imps(first - second))})
-    return rows
+    return play_match(match, [[a, b, a, b], [b, a, b, a]], lambda scores: imps(scores[0] - scores[1]), boards, seed,
+                      progress)
 
 
-def partner_match(match: str, agent: Agent, rule: Agent, boards: Boards, seed: int, timings) -> list[dict]:
+def partner_match(match: str, agent: Agent, rule: Agent, boards: Boards, seed: int,
+                  progress: Progress | None = None) -> list[dict]:
     """Four rule bidders, then the agent in each seat with three rule bidders; IMPs for the
     agent's side against the all-rule table, averaged over the four seats."""
     line_ups = [[rule] * 4] + [[agent if s == seat else rule for s in range(4)] for seat in range(4)]
-    rows = []
-    for index in tqdm(range(len(boards.deal_ids)), desc=match, unit="board", mininterval=2.0):
-        row = play_board(match, line_ups, boards, index, seed, timings)
-        scores = row["scores_ns"]
-        gains = [(1 if seat % 2 == 0 else -1) * imps(scores[seat + 1] - scores[0]) for seat in range(4)]
-        rows.append(row | {"imps": float(np.mean(gains))})
-    return rows
+
+    def gain(scores: list[int]) -> float:
+        return np.mean([(1 if seat % 2 == 0 else -1) * imps(scores[seat + 1] - scores[0]) for seat in range(4)])
+
+    return play_match(match, line_ups, gain, boards, seed, progress)
 
 
 def summary(values: Sequence[float]) -> dict:
@@ -254,22 +304,44 @@ def paired(results: dict[str, list[dict]]) -> dict[str, dict]:
     return out
 
 
-def evaluate(config: EvalConfig, boards: Boards, factory: AgentFactory) -> tuple[dict, list[dict]]:
-    """Play every configured match; returns (metrics, log rows)."""
+def players(match: str, factory: AgentFactory) -> tuple[Callable, tuple[Agent, Agent]]:
+    """The match function of `match` and its two agents."""
+    if match.startswith("partner:"):
+        return partner_match, (factory.make(match.split(":", 1)[1]), factory.make("rule"))
+    first, sep, second = match.partition(":")
+    if not sep:
+        raise ValueError(f"a match is A:B or partner:A, not {match!r}")
+    return team_match, (factory.make(first), factory.make(second))
+
+
+def run_key(config: EvalConfig, boards: Boards, factory: AgentFactory) -> str:
+    """Names a run's progress by everything that decides its per-board results: both configs (with
+    the seed), the board list, the hash of every checkpoint loaded and which ones are the defaults
+    (so call it once every agent is made)."""
+    decisive = {"evaluate": asdict(config), "search": asdict(factory.search_config), "boards": boards.hash,
+                "checkpoints": factory.checkpoints, "defaults": [str(factory.bsm), str(factory.nndda)]}
+    return hashlib.blake2b(json.dumps(decisive, sort_keys=True).encode(), digest_size=8).hexdigest()
+
+
+def evaluate(config: EvalConfig, boards: Boards, factory: AgentFactory,
+             progress_root: Path | None = None) -> tuple[dict, list[dict]]:
+    """Play every configured match; returns (metrics, log rows). With `progress_root`, finished
+    boards are committed under progress_root/KEY and a rerun with the same KEY resumes from them."""
+    lined_up = {match: players(match, factory) for match in config.matches}  # every checkpoint, before the key
+    progress = Progress(progress_root / run_key(config, boards, factory) if progress_root else None)
+    resumed = sum(map(len, progress.rows.values()))
+    if resumed:
+        log.info("resuming from %s: %d boards already played", progress.folder, resumed)
     results, timings, rows = {}, {}, []
-    for match in config.matches:
+    for match, (match_function, agents) in lined_up.items():
         started = time.perf_counter()
+        played = match_function(match, *agents, boards, config.seed, progress)
         timings[match] = defaultdict(list)
-        if match.startswith("partner:"):
-            played = partner_match(match, factory.make(match.split(":", 1)[1]), factory.make("rule"), boards,
-                                   config.seed, timings[match])
-        else:
-            first, sep, second = match.partition(":")
-            if not sep:
-                raise ValueError(f"a match is A:B or partner:A, not {match!r}")
-            played = team_match(match, factory.make(first), factory.make(second), boards, config.seed, timings[match])
+        for row in played:
+            for name, seconds in row["seconds"].items():
+                timings[match][name] += seconds
         results[match] = played
-        rows += played
+        rows += [{name: row[name] for name in LOG_SCHEMA.names} for row in played]
         log.info("%s: %.2f IMPs/board over %d boards in %.0f s", match, np.mean([r["imps"] for r in played]),
                  len(played), time.perf_counter() - started)
     metrics = {
@@ -290,6 +362,7 @@ LOG_SCHEMA = pa.schema([
     pa.field("contracts", pa.list_(pa.string())), pa.field("tricks", pa.list_(pa.int8())),
     pa.field("scores_ns", pa.list_(pa.int32())), pa.field("imps", pa.float64()),
 ])
+PROGRESS_SCHEMA = LOG_SCHEMA.append(pa.field("seconds", pa.map_(pa.string(), pa.list_(pa.float64()))))
 
 
 def run(argv: list[str] | None = None) -> dict:
@@ -312,12 +385,12 @@ def run(argv: list[str] | None = None) -> dict:
     search_config = load_section(SearchConfig, args.params, "search", search_sets)
     boards = load_boards(args.dd, config.boards, args.boards)
     factory = AgentFactory(args.bsm, args.nndda, search_config)
+    out = Path(args.out)
     started = time.perf_counter()
     try:
-        metrics, rows = evaluate(config, boards, factory)
+        metrics, rows = evaluate(config, boards, factory, out / "_progress")
     finally:
         factory.close()
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_pylist(rows, schema=LOG_SCHEMA), out / "boards.parquet")
     board_list = {"deal_ids": [int(d) for d in boards.deal_ids], "hash": boards.hash}
@@ -331,6 +404,8 @@ def run(argv: list[str] | None = None) -> dict:
         "seconds": time.perf_counter() - started,
     }
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    if (out / "_progress").exists():
+        shutil.rmtree(out / "_progress")  # this run's parts and any stale ones of other keys
     for name, result in [*metrics["matches"].items(), *metrics["paired"].items()]:
         print(f"{name:>28}: {result['mean_imps']:+.2f} IMPs/board, se {result['se'] or float('nan'):.2f},"
               f" {result['boards']} boards")
