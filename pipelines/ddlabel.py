@@ -706,6 +706,11 @@ def _summary(counts: dict[str, int], lanes: list[dict], args, started: float, es
     solve_seconds = solve_end - solve_start if lanes else 0.0
     quarantined = {name.removeprefix("quarantined_"): value for name, value in sorted(counts.items())
                    if name.startswith("quarantined_")}
+    seconds = time.time() - started
+    if estimator_version:  # no solver lanes: the rate of the whole job, Beam and par included
+        rate = counts.get("estimated", 0) / seconds
+    else:
+        rate = counts.get("solved", 0) / solve_seconds if solve_seconds else None
     return {
         "records_read": counts.get("records_read", 0),
         "records_without_deal_id": counts.get("records_without_deal_id", 0),
@@ -726,10 +731,10 @@ def _summary(counts: dict[str, int], lanes: list[dict], args, started: float, es
         "solver_calls": counts.get("solver_calls", 0),
         "lanes": args.workers,
         "dds_threads": args.dds_threads,
-        "seconds": round(time.time() - started, 3),
+        "seconds": round(seconds, 3),
         "startup_seconds": round(solve_start - started, 3) if lanes else None,
         "solve_seconds": round(solve_seconds, 3),
-        "deals_per_second": round(counts.get("solved", 0) / solve_seconds, 3) if solve_seconds else None,
+        "deals_per_second": round(rate, 3) if rate is not None else None,
     }
 
 

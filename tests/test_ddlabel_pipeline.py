@@ -258,6 +258,7 @@ def test_estimates_are_marked_not_cross_checked_and_superseded_by_an_exact_run(t
 
     first = label(tmp_path / "records", tmp_path / "dd", *estimate)
     assert (first["estimated"], first["solved"], first["solver_calls"]) == (6, 0, 0)
+    assert first["deals_per_second"] > 0  # estimates per second of the whole job
     assert (first["solver"], first["solver_version"]) == ("nn-dda", estimator.solver_version)
     found = labels_of(tmp_path / "dd")
     for owner, guess in zip(deals, guesses):
