@@ -72,6 +72,22 @@ def test_resume_after_kill_matches_uninterrupted_run(corpus, tmp_path, arch):
     assert not same_weights(whole["model"], other["model"])
 
 
+def test_init_warm_starts_from_a_trained_model(corpus, tmp_path):
+    first = train(TrainConfig(**TINY, steps=6), corpus, tmp_path / "first", progress=False)
+    torch.save({"model": first["model"].state_dict()}, tmp_path / "first" / "model.pt")
+    start = train(TrainConfig(**TINY, steps=3, lr=1e-4), corpus, tmp_path / "warm", stop_at=0, progress=False,
+                  init=tmp_path / "first")
+    assert same_weights(start["model"], first["model"])  # step 0 of the continuation is the trained model
+    cold = train(TrainConfig(**TINY, steps=3, lr=1e-4), corpus, tmp_path / "cold", stop_at=0, progress=False)
+    assert not same_weights(cold["model"], first["model"])
+    warm = train(TrainConfig(**TINY, steps=3, lr=1e-4), corpus, tmp_path / "warm", progress=False, init=tmp_path / "first")
+    assert warm["step"] == 3 and "first" in warm["init"]
+    again = train(TrainConfig(**TINY, steps=3, lr=1e-4), corpus, tmp_path / "warm", progress=False)  # other start:
+    assert not same_weights(again["model"], warm["model"])  # the warm checkpoint is not resumed from scratch
+    with pytest.raises(ValueError, match="do not fit"):
+        train(TrainConfig(**{**TINY, "hidden": 16}, steps=3), corpus, tmp_path / "bad", progress=False, init=tmp_path / "first")
+
+
 @pytest.mark.parametrize("arch,uses", [("lstm", True), ("gru", False), ("rnn", True), ("mlp", False)])
 def test_run_writes_checkpoint_metrics_plots_and_card(corpus, tmp_path, arch, uses):
     params = tmp_path / "params.yaml"

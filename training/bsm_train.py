@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import json
 import math
 import os
@@ -186,14 +187,31 @@ def _save(obj: dict, path: Path) -> None:
     os.replace(temporary, path)
 
 
+def load_init(path: str | Path) -> tuple[dict, str]:
+    """The weights of a finished BSM (model.pt, or its training folder) to warm-start from, and a
+    hash of the file (a checkpoint only resumes from the same start)."""
+    path = Path(path)
+    path = path / "model.pt" if path.is_dir() else path
+    blob = path.read_bytes()
+    return torch.load(path, weights_only=False)["model"], hashlib.blake2b(blob, digest_size=8).hexdigest()
+
+
 def train(cfg: TrainConfig, corpus: Corpus, out: Path, stop_at: int | None = None, fresh: bool = False,
-          progress: bool = True) -> dict:
+          progress: bool = True, init: str | Path | None = None) -> dict:
     """Run (or resume) the loop up to `cfg.steps`; `stop_at` ends it early without saving, as a
-    kill would. Returns the model, the log rows and the measured throughput."""
+    kill would. `init` warm-starts from a trained model's weights (a new optimizer and schedule:
+    a longer run continued at a lower lr). Returns the model, the log rows and the throughput."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(cfg.seed)
     model = BSM(cfg.model()).to(cfg.device)
+    init_hash = None
+    if init is not None:
+        weights, init_hash = load_init(init)
+        try:
+            model.load_state_dict(weights)
+        except RuntimeError as error:
+            raise ValueError(f"--init {init}: its weights do not fit the bsm params ({error})") from None
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     train_ids = corpus.sequences("train", cfg.sources)
     valid_ids = corpus.sequences("valid", cfg.sources)[:cfg.eval_sequences]
@@ -203,7 +221,8 @@ def train(cfg: TrainConfig, corpus: Corpus, out: Path, stop_at: int | None = Non
     checkpoint_path = out / "ckpt.pt"
     if checkpoint_path.exists() and not fresh:
         checkpoint = torch.load(checkpoint_path, weights_only=False)
-        if checkpoint["weights_key"] == cfg.weights_key() and checkpoint["data"] == corpus.folder.name:
+        if (checkpoint["weights_key"] == cfg.weights_key() and checkpoint["data"] == corpus.folder.name
+                and checkpoint.get("init") == init_hash):
             model.load_state_dict(checkpoint["model"])
             optimizer.load_state_dict(checkpoint["optimizer"])
             torch.set_rng_state(checkpoint["rng"])
@@ -251,10 +270,11 @@ def train(cfg: TrainConfig, corpus: Corpus, out: Path, stop_at: int | None = Non
             _save({
                 "step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
                 "rng": torch.get_rng_state(), "log": log, "running": dict(running), "weights_key": cfg.weights_key(),
-                "model_config": asdict(cfg.model()), "data": corpus.folder.name,
+                "model_config": asdict(cfg.model()), "data": corpus.folder.name, "init": init_hash,
             }, checkpoint_path)
     bar.close()
-    return {"model": model, "step": step, "log": log, "samples_per_s": samples / busy if busy else None}
+    return {"model": model, "step": step, "log": log, "samples_per_s": samples / busy if busy else None,
+            "init": None if init is None else f"{init} ({init_hash})"}
 
 
 def write_csv(path: Path, rows: list[dict]) -> None:
@@ -288,6 +308,7 @@ def model_card(cfg: TrainConfig, corpus: Corpus, result: dict, report: dict, rec
         yaml.safe_dump({"bsm": cfg.weights_key()}, sort_keys=False).rstrip(),
         "```",
         f"Trained {result['step']} steps; {result['samples_per_s'] or 0:.0f} decision points/s in this process.",
+        *([f"Warm-started from `{result['init']}`."] if result.get("init") else []),
         "",
         f"## Metrics (test split, {m['decision_points']} decision points)",
         "| metric | model | prior-only baseline |",
@@ -320,6 +341,8 @@ def run(argv: list[str] | None = None) -> dict:
     parser.add_argument("--params", default="params.yaml", help="YAML file with a `bsm:` section")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override one bsm param")
     parser.add_argument("--fresh", action="store_true", help="ignore an existing checkpoint in --out")
+    parser.add_argument("--init", help="warm-start from this trained BSM (model.pt or its folder): same arch params, "
+                                       "new optimizer and lr schedule")
     args = parser.parse_args(argv)
     cfg = load_config(Path(args.params), args.set)
     if cfg.threads:
@@ -328,7 +351,7 @@ def run(argv: list[str] | None = None) -> dict:
     corpus = load_corpus(records, Path(args.cache))
     print(f"bsm: {corpus.meta['auctions']} auctions, {corpus.meta['decision_points']} decision points "
           f"({corpus.meta['auctions_by_split']}) from {records}")
-    result = train(cfg, corpus, out, fresh=args.fresh)
+    result = train(cfg, corpus, out, fresh=args.fresh, init=args.init)
     test_ids = corpus.sequences(SPLITS[2], cfg.sources)
     report = evaluate(result["model"], corpus, test_ids, cfg.device)
     metrics = {**report["metrics"], "steps": result["step"], "train_samples_per_s": result["samples_per_s"]}
