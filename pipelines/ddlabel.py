@@ -544,7 +544,7 @@ class Monitor(threading.Thread):
         self.store, self.work, self.rows_per_shard, self.interval = store, work, rows_per_shard, interval
         self.seen: dict[str, int] = {}
         self.uncompacted: list[Path] = []
-        self.started: float | None = None  # when the plan appeared
+        self.started: float | None = None  # when the plan was written
         self.total: int | None = None
         self.stopping = threading.Event()
         self.bar = None
@@ -558,9 +558,10 @@ class Monitor(threading.Thread):
             if path.name not in self.seen:
                 self.seen[path.name] = int(re.search(r"-n(\d+)\.parquet$", path.name).group(1))
                 self.uncompacted.append(path)
-        if self.total is None and (self.work / "plan.json").exists():
-            self.total = json.loads((self.work / "plan.json").read_text())["deals"]
-            self.started = time.time()
+        plan = self.work / "plan.json"
+        if self.total is None and plan.exists():
+            self.total = json.loads(plan.read_text())["deals"]
+            self.started = plan.stat().st_mtime  # solving starts then, not at this (later) poll
         if self.total:
             self._report(sum(self.seen.values()))
         if sum(self.seen[path.name] for path in self.uncompacted) >= self.rows_per_shard:

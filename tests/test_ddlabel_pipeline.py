@@ -300,13 +300,14 @@ def test_progress_line_names_deals_rate_and_eta(tmp_path, caplog):
     store.recover()
     work = tmp_path / "_work" / "run1"
     work.mkdir(parents=True)
-    (work / "plan.json").write_text(json.dumps({"deals": 100, "batches": 5}))
+    plan = work / "plan.json"
+    plan.write_text(json.dumps({"deals": 1000, "batches": 25}))
+    os.utime(plan, (time.time() - 100, time.time() - 100))  # solving started 100 s ago
     monitor = ddlabel.Monitor(store, work, rows_per_shard=1000, interval=60)
-    monitor.poll()
-    pq.write_table(fake_labels(range(20)), store.dir / "part-run1-0000000-n20.parquet")
-    pq.write_table(fake_labels(range(20, 40)), store.dir / "part-run1-0000001-n20.parquet")
-    monitor.started -= 10  # ten seconds into solving
+    # the first poll comes an interval after the start: the rate counts from the plan, not from it
+    pq.write_table(fake_labels(range(200)), store.dir / "part-run1-0000000-n200.parquet")
+    pq.write_table(fake_labels(range(200, 400)), store.dir / "part-run1-0000001-n200.parquet")
     with caplog.at_level(logging.INFO, logger="bridgeflow.ddlabel"):
         monitor.poll()
     line = caplog.records[-1].getMessage()
-    assert "40/100 deals solved" in line and "4.00 deals/s" in line and "ETA 15 s" in line
+    assert "400/1000 deals solved" in line and "4.00 deals/s" in line and "ETA 150 s" in line
