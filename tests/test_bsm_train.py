@@ -15,8 +15,10 @@ from bridgeflow.dataset.auction import AuctionState, replay
 from bridgeflow.dataset.encodings import PASS, parse_call
 from bridgeflow.training.bidder import Bidder
 from bridgeflow.training.bsm_data import load_corpus
+from bridgeflow.training.bsm_model import BSM, HAND_SUMMARY, BSMConfig, hand_summary
 from bridgeflow.training.bsm_toy import toy_auction, write_toy_records
 from bridgeflow.training.bsm_train import TrainConfig, evaluate, load_config, run, to_tensors, train
+from bridgeflow.training.rule_bidder import Hand
 
 torch.set_num_threads(1)
 TINY = dict(layers=2, hidden=32, embed=8, mlp_layers=2, mlp_hidden=32, batch_size=16, warmup=2, eval_every=1000,
@@ -88,14 +90,15 @@ def test_init_warm_starts_from_a_trained_model(corpus, tmp_path):
         train(TrainConfig(**{**TINY, "hidden": 16}, steps=3), corpus, tmp_path / "bad", progress=False, init=tmp_path / "first")
 
 
-@pytest.mark.parametrize("arch,uses", [("lstm", True), ("gru", False), ("rnn", True), ("mlp", False)])
-def test_run_writes_checkpoint_metrics_plots_and_card(corpus, tmp_path, arch, uses):
+@pytest.mark.parametrize("arch,uses,hand", [("lstm", True, False), ("gru", False, True), ("rnn", True, False),
+                                            ("mlp", False, False)])
+def test_run_writes_checkpoint_metrics_plots_and_card(corpus, tmp_path, arch, uses, hand):
     params = tmp_path / "params.yaml"
     params.write_text("bsm:\n" + "".join(f"  {k}: {v}\n" for k, v in TINY.items()))
     out = tmp_path / "out"
     metrics = run(["--records", corpus.meta["records"], "--cache", str(corpus.folder.parent), "--out", str(out),
                    "--params", str(params), "--set", f"arch={arch}", "--set", f"call_uses_beliefs={uses}",
-                   "--set", "steps=3"])
+                   "--set", f"hand_features={hand}", "--set", "steps=3"])
     saved = json.loads((out / "metrics.json").read_text())
     assert saved == pytest.approx(metrics)
     for key in ("call_accuracy", "bid_accuracy", "top3_accuracy", "call_ece", "partner_hcp_mae", "suit_length_mae",
@@ -113,6 +116,7 @@ def test_run_writes_checkpoint_metrics_plots_and_card(corpus, tmp_path, arch, us
     assert f"arch: {arch}" in card and "deal_id % 100" in card and f"{saved['call_accuracy']:.4f}" in card
     bidder = Bidder.load(out)
     assert bidder.model.config.arch == arch and bidder.model.config.call_uses_beliefs == uses
+    assert bidder.model.config.hand_features == hand
 
 
 def load_corpus_batch_calls(corpus, split):
@@ -221,3 +225,25 @@ def test_toy_auctions_are_complete_and_legal():
     owner = np.repeat(np.arange(4, dtype=np.int8), 13)
     calls = toy_auction(owner, dealer=0)
     assert replay(0, calls).finished
+
+
+def test_hand_summary_thermometers_match_the_rule_bidders_hand_features():
+    """The optional hand-feature inputs: bit k-1 of the HCP block is HCP >= k, and so on per suit."""
+    rng = np.random.default_rng(3)
+    hands = [np.sort(rng.permutation(52)[:13]) for _ in range(200)]
+    cards = torch.zeros(len(hands), 52)
+    for row, hand in enumerate(hands):
+        cards[row, hand] = 1
+    bits = hand_summary(cards)
+    assert bits.shape == (len(hands), HAND_SUMMARY)
+    for row, hand in enumerate(hands):
+        features = Hand([int(c) for c in hand])
+        hcp_bits, length_bits = bits[row, :37], bits[row, 37:].view(4, 13)
+        assert hcp_bits.sum() == features.hcp and bool(hcp_bits[:features.hcp].all())
+        assert length_bits.sum(1).tolist() == features.len
+        assert all(bool(length_bits[s, :n].all()) for s, n in enumerate(features.len))
+
+
+def test_hand_features_are_for_the_recurrent_trunks():
+    with pytest.raises(ValueError, match="hand_features"):
+        BSM(BSMConfig(arch="mlp", hand_features=True))

@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from bridgeflow.dataset.encodings import NUM_CALLS
+from bridgeflow.dataset.encodings import CARD_HCP, NUM_CALLS
 
 from .bsm_data import OPENSPIEL_FEATURES, PAD, STATIC
 
@@ -33,6 +33,7 @@ HCP_CLASSES = 38  # 0..37
 LENGTH_CLASSES = 14  # 0..13
 OTHERS = ("LHO", "partner", "RHO")  # relative seats 1, 2, 3
 BELIEF_WIDTH = HCP_CLASSES + 3 * 4 * LENGTH_CLASSES + 52 * 3
+HAND_SUMMARY = 37 + 4 * 13  # thermometers: HCP >= 1..37, each suit's length >= 1..13
 
 
 @dataclass
@@ -45,6 +46,17 @@ class BSMConfig:
     mlp_hidden: int = 1024
     dropout: float = 0.1
     call_uses_beliefs: bool = True
+    hand_features: bool = False  # add HCP and suit-length thermometers of the own hand (recurrent trunks)
+
+
+def hand_summary(cards: torch.Tensor) -> torch.Tensor:
+    """[N, HAND_SUMMARY] thermometer bits of a hand's HCP and suit lengths from its 52 card bits:
+    bidding rules are thresholds on these ("12+ HCP", "5+ spades"), each then one input bit."""
+    hcp = cards @ torch.as_tensor(CARD_HCP, dtype=cards.dtype, device=cards.device)
+    lengths = cards.view(-1, 4, 13).sum(-1)
+    hcp_bits = hcp[:, None] >= torch.arange(1, 38, device=cards.device)
+    length_bits = lengths[..., None] >= torch.arange(1, 14, device=cards.device)
+    return torch.cat([hcp_bits, length_bits.flatten(1)], dim=1).to(cards.dtype)
 
 
 def head(width_in: int, width: int, width_out: int) -> nn.Module:
@@ -56,13 +68,16 @@ class BSM(nn.Module):
         super().__init__()
         self.config = config
         if config.arch in RECURRENT:
+            static = STATIC + (HAND_SUMMARY if config.hand_features else 0)
             self.embed = nn.Embedding(PAD + 1, config.embed)
             self.rnn = RECURRENT[config.arch](
-                config.embed + STATIC + 4, config.hidden, config.layers, batch_first=True,
+                config.embed + static + 4, config.hidden, config.layers, batch_first=True,
                 dropout=config.dropout if config.layers > 1 else 0.0,
             )
-            width, inner = config.hidden + STATIC, config.hidden
+            width, inner = config.hidden + static, config.hidden
         elif config.arch == "mlp":
+            if config.hand_features:
+                raise ValueError("hand_features is for the recurrent trunks; arch=mlp reads OpenSpiel's 480 features")
             layers, width_in = [], OPENSPIEL_FEATURES
             for _ in range(config.mlp_layers):
                 layers += [nn.Linear(width_in, config.mlp_hidden), nn.ReLU(), nn.Dropout(config.dropout)]
@@ -82,16 +97,18 @@ class BSM(nn.Module):
         """[N, width]: one state per decision point (recurrent: the state, then the static inputs)."""
         if self.config.arch == "mlp":
             return self.mlp(batch["x480"])
-        tokens = batch["tokens"]
+        tokens, static = batch["tokens"], batch["static"]
+        if self.config.hand_features:
+            static = torch.cat([static, hand_summary(static[:, :52])], dim=1)
         steps = tokens.shape[1]
         x = torch.cat([
             self.embed(tokens),
-            batch["static"][:, None, :].expand(-1, steps, -1),
+            static[:, None, :].expand(-1, steps, -1),
             F.one_hot(batch["turn"], 4).float(),
         ], dim=2)
         states, _ = self.rnn(x)
         row = batch["decision"].nonzero()[:, 0]
-        return torch.cat([self.drop(states[batch["decision"]]), batch["static"][row]], dim=1)
+        return torch.cat([self.drop(states[batch["decision"]]), static[row]], dim=1)
 
     def forward(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         h = self.trunk(batch)

@@ -51,6 +51,7 @@ class TrainConfig:
     mlp_hidden: int = 1024
     dropout: float = 0.1
     call_uses_beliefs: bool = True  # the call head also reads the beliefs and the legal-call vector
+    hand_features: bool = False  # HCP and suit-length thresholds of the own hand as extra inputs (recurrent)
     lr: float = 3e-3  # BSM paper: 1e-3; 3e-3 learnt faster here (see the report)
     min_lr: float = 1e-4  # cosine decay from lr to min_lr over `steps`, after `warmup`
     warmup: int = 100
