@@ -39,13 +39,13 @@ HAND_SUMMARY = 37 + 4 * 13  # thermometers: HCP >= 1..37, each suit's length >= 
 @dataclass
 class BSMConfig:
     arch: str = "lstm"  # lstm | gru | rnn | mlp
-    layers: int = 2
-    hidden: int = 256
-    embed: int = 64
-    mlp_layers: int = 4
+    layers: int = 2  # recurrent layers (BSM paper: 3)
+    hidden: int = 256  # recurrent width (BSM paper: 512)
+    embed: int = 64  # call embedding (BSM paper: 128)
+    mlp_layers: int = 4  # arch=mlp: OpenSpiel-feature MLP (Lockhart et al.: 4 x 1024)
     mlp_hidden: int = 1024
     dropout: float = 0.1
-    call_uses_beliefs: bool = True
+    call_uses_beliefs: bool = True  # the call head also reads the beliefs and the legal-call vector
     hand_features: bool = False  # add HCP and suit-length thermometers of the own hand (recurrent trunks)
 
 

@@ -39,19 +39,10 @@ ECE_BINS = 15
 
 
 @dataclass
-class TrainConfig:
-    """The `bsm:` section of params.yaml."""
+class TrainConfig(BSMConfig):
+    """The `bsm:` section of params.yaml: the model's fields (BSMConfig), then the data's and the loop's."""
 
     sources: str | list = "all"  # "all", or a list of the records' source_format values, e.g. [openspiel] or [lin, pbn]
-    arch: str = "lstm"  # lstm | gru | rnn | mlp
-    layers: int = 2  # recurrent layers (BSM paper: 3)
-    hidden: int = 256  # recurrent width (BSM paper: 512)
-    embed: int = 64  # call embedding (BSM paper: 128)
-    mlp_layers: int = 4  # arch=mlp: OpenSpiel-feature MLP (Lockhart et al.: 4 x 1024)
-    mlp_hidden: int = 1024
-    dropout: float = 0.1
-    call_uses_beliefs: bool = True  # the call head also reads the beliefs and the legal-call vector
-    hand_features: bool = False  # HCP and suit-length thresholds of the own hand as extra inputs (recurrent)
     lr: float = 3e-3  # BSM paper: 1e-3; 3e-3 learnt faster here (see the report)
     min_lr: float = 1e-4  # cosine decay from lr to min_lr over `steps`, after `warmup`
     warmup: int = 100
@@ -71,6 +62,7 @@ class TrainConfig:
     threads: int = 0  # torch CPU threads; 0 = torch's default (all cores). 1 is far faster on a busy machine
 
     def model(self) -> BSMConfig:
+        """The model's fields only: what model.pt records and Bidder.load rebuilds."""
         return BSMConfig(**{f.name: getattr(self, f.name) for f in fields(BSMConfig)})
 
     def weights_key(self) -> dict:
