@@ -536,7 +536,7 @@ def build(pipeline, record_files, out_label_files, store_label_files, out: Path,
 
 class Monitor(threading.Thread):
     """Driver side, while the job runs: a progress line from the parts committed so far (deals
-    done, deals/s, ETA), and compaction of this run's parts each time they fill a shard, so a
+    done, deals/s, ETA when the solver lanes' plan gives the total), and compaction of this run's parts each time they fill a shard, so a
     long run does not leave thousands of small files."""
 
     def __init__(self, store: LabelStore, work: Path, rows_per_shard: int, interval: float):
@@ -544,8 +544,8 @@ class Monitor(threading.Thread):
         self.store, self.work, self.rows_per_shard, self.interval = store, work, rows_per_shard, interval
         self.seen: dict[str, int] = {}
         self.uncompacted: list[Path] = []
-        self.started: float | None = None  # when the plan was written
-        self.total: int | None = None
+        self.started = time.time()  # replaced by when the plan was written (DDS); nn runs have no plan
+        self.total: int | None = None  # deals to solve, from the plan; unknown to an nn run
         self.stopping = threading.Event()
         self.bar = None
 
@@ -562,8 +562,9 @@ class Monitor(threading.Thread):
         if self.total is None and plan.exists():
             self.total = json.loads(plan.read_text())["deals"]
             self.started = plan.stat().st_mtime  # solving starts then, not at this (later) poll
-        if self.total:
-            self._report(sum(self.seen.values()))
+        done = sum(self.seen.values())
+        if self.total or done:
+            self._report(done)
         if sum(self.seen[path.name] for path in self.uncompacted) >= self.rows_per_shard:
             self.store.compact(self.uncompacted, self.rows_per_shard)
             self.uncompacted = []
@@ -578,6 +579,9 @@ class Monitor(threading.Thread):
             return
         elapsed = time.time() - self.started
         rate = done / elapsed if elapsed > 0 else 0.0
+        if self.total is None:
+            LOG.info("ddlabel: %d deals estimated, %.0f deals/s", done, rate)
+            return
         eta = f"{(self.total - done) / rate:.0f} s" if rate > 0 else "unknown"
         LOG.info("ddlabel: %d/%d deals solved, %.2f deals/s, ETA %s", done, self.total, rate, eta)
 

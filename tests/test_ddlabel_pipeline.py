@@ -311,3 +311,19 @@ def test_progress_line_names_deals_rate_and_eta(tmp_path, caplog):
         monitor.poll()
     line = caplog.records[-1].getMessage()
     assert "400/1000 deals solved" in line and "4.00 deals/s" in line and "ETA 150 s" in line
+
+
+def test_progress_line_of_an_nn_run_without_a_plan(tmp_path, caplog):
+    store = ddlabel.LabelStore(tmp_path)
+    store.recover()
+    work = tmp_path / "_work" / "run1"
+    work.mkdir(parents=True)
+    monitor = ddlabel.Monitor(store, work, rows_per_shard=100000, interval=60)
+    with caplog.at_level(logging.INFO, logger="bridgeflow.ddlabel"):
+        monitor.poll()  # nothing committed yet: no line
+        assert not caplog.records
+        pq.write_table(fake_labels(range(3000)), store.dir / "part-run1-0000000-n3000.parquet")
+        monitor.started -= 2
+        monitor.poll()
+    line = caplog.records[-1].getMessage()
+    assert "3000 deals estimated" in line and "ETA" not in line
