@@ -261,6 +261,23 @@ def test_killed_run_resumes_to_the_results_of_an_uninterrupted_one(store, models
     assert not (tmp_path / "killed" / "_progress").exists()
 
 
+def test_workers_play_exactly_the_boards_of_one_process(store, models, tmp_path, monkeypatch):
+    """Boards played by two spawned processes, in whatever order they finish, give the same log and
+    metrics as one process; and a rerun with another worker count resumes the same progress."""
+    sets = ["matches=[bsm-sample:rule, partner:bsm-sample, search:rule]", "search.samples=2", "search.oversample=1",
+            "search.topk=2", "boards=4"]
+    one = ev.run(eval_argv(store, models, tmp_path / "one", *sets))
+    played_here = count_boards(monkeypatch)  # patched in this process only, not in the spawned workers
+    two = ev.run(eval_argv(store, models, tmp_path / "two", *sets, "workers=2"))
+    assert played_here == []
+    assert pq.read_table(tmp_path / "two" / "boards.parquet").equals(pq.read_table(tmp_path / "one" / "boards.parquet"))
+    assert two["config"]["evaluate"].pop("workers") == 2 and one["config"]["evaluate"].pop("workers") == 1
+    assert without_timings(two) == without_timings(one)
+    factory = ev.AgentFactory("a", "b", SearchConfig())
+    boards = ev.load_boards(store, 3)
+    assert ev.run_key(ev.EvalConfig(workers=2), boards, factory) == ev.run_key(ev.EvalConfig(), boards, factory)
+
+
 def test_progress_of_another_key_is_not_resumed(store, tmp_path, monkeypatch):
     monkeypatch.setattr(ev, "COMMIT_SECONDS", 0)
     count_boards(monkeypatch, kill_after=2)

@@ -19,7 +19,8 @@ also gives the paired difference on the same boards; `search:rule - bsm:rule` is
 
 Reproducible: every agent is reseeded before every table from (evaluate.seed, match, deal_id,
 table), so the same seed gives the same per-board results, whatever the board order (search.seed
-only seeds `bridgeflow bid`). Writes to --out:
+only seeds `bridgeflow bid`); `evaluate.workers` processes (one core each) play boards in parallel
+with the same results. Writes to --out:
   boards.parquet  one row per (match, board): auctions, contracts, DD tricks, NS scores, IMPs
   boards.json     the deal_ids played and their hash (a valid --boards file)
   metrics.json    per match: mean IMPs/board, SE, 95% interval, boards, time per decision (mean,
@@ -36,10 +37,12 @@ import argparse
 import hashlib
 import json
 import logging
+import multiprocessing
 import os
 import shutil
 import time
 from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -74,6 +77,7 @@ class EvalConfig:
     boards: int = 100  # deals from the test split (ignored with --boards)
     seed: int = 0
     matches: list = field(default_factory=lambda: ["search:rule", "bsm:rule", "partner:bsm"])
+    workers: int = 1  # processes playing boards, one core each; the results do not depend on it
 
 
 @dataclass
@@ -205,23 +209,34 @@ def play_match(match: str, line_ups: list[list[Agent]], gain: Callable[[list[int
     return [done[index + 1] for index in range(count)]
 
 
+def team_line_ups(a: Agent, b: Agent) -> list[list[Agent]]:
+    """A NS at table 1 and EW at table 2."""
+    return [[a, b, a, b], [b, a, b, a]]
+
+
+def team_gain(scores: list[int]) -> float:
+    """IMPs for A: its NS score at table 1 against B's at table 2."""
+    return imps(scores[0] - scores[1])
+
+
+def partner_line_ups(agent: Agent, rule: Agent) -> list[list[Agent]]:
+    """Four rule bidders, then the agent in each seat with three rule bidders."""
+    return [[rule] * 4] + [[agent if s == seat else rule for s in range(4)] for seat in range(4)]
+
+
+def partner_gain(scores: list[int]) -> float:
+    """IMPs for the agent's side against the all-rule table, averaged over the four seats."""
+    return np.mean([(1 if seat % 2 == 0 else -1) * imps(scores[seat + 1] - scores[0]) for seat in range(4)])
+
+
 def team_match(match: str, a: Agent, b: Agent, boards: Boards, seed: int,
                progress: Progress | None = None) -> list[dict]:
-    """A NS at table 1 and EW at table 2; IMPs for A."""
-    return play_match(match, [[a, b, a, b], [b, a, b, a]], lambda scores: imps(scores[0] - scores[1]), boards, seed,
-                      progress)
+    return play_match(match, team_line_ups(a, b), team_gain, boards, seed, progress)
 
 
 def partner_match(match: str, agent: Agent, rule: Agent, boards: Boards, seed: int,
                   progress: Progress | None = None) -> list[dict]:
-    """Four rule bidders, then the agent in each seat with three rule bidders; IMPs for the
-    agent's side against the all-rule table, averaged over the four seats."""
-    line_ups = [[rule] * 4] + [[agent if s == seat else rule for s in range(4)] for seat in range(4)]
-
-    def gain(scores: list[int]) -> float:
-        return np.mean([(1 if seat % 2 == 0 else -1) * imps(scores[seat + 1] - scores[0]) for seat in range(4)])
-
-    return play_match(match, line_ups, gain, boards, seed, progress)
+    return play_match(match, partner_line_ups(agent, rule), partner_gain, boards, seed, progress)
 
 
 def summary(values: Sequence[float]) -> dict:
@@ -304,21 +319,55 @@ def paired(results: dict[str, list[dict]]) -> dict[str, dict]:
     return out
 
 
-def players(match: str, factory: AgentFactory) -> tuple[Callable, tuple[Agent, Agent]]:
-    """The match function of `match` and its two agents."""
+def line_up(match: str, factory: AgentFactory) -> tuple[list[list[Agent]], Callable[[list[int]], float]]:
+    """The seats at every table of a board of `match`, and its IMPs from the tables' NS scores."""
     if match.startswith("partner:"):
-        return partner_match, (factory.make(match.split(":", 1)[1]), factory.make("rule"))
+        return partner_line_ups(factory.make(match.split(":", 1)[1]), factory.make("rule")), partner_gain
     first, sep, second = match.partition(":")
     if not sep:
         raise ValueError(f"a match is A:B or partner:A, not {match!r}")
-    return team_match, (factory.make(first), factory.make(second))
+    return team_line_ups(factory.make(first), factory.make(second)), team_gain
+
+
+# One board-playing process of a parallel run: its own models, agents and DDS child.
+_worker: dict = {}
+
+
+def _start_worker(bsm, nndda, search_config: SearchConfig, matches: list[str], boards: Boards, seed: int) -> None:
+    torch.set_num_threads(1)
+    factory = AgentFactory(bsm, nndda, search_config)
+    _worker.update(line_ups={match: line_up(match, factory) for match in matches}, boards=boards, seed=seed)
+
+
+def _play_in_worker(task: tuple[str, int]) -> dict:
+    match, index = task
+    line_ups, gain = _worker["line_ups"][match]
+    row = play_board(match, line_ups, _worker["boards"], index, _worker["seed"])
+    return row | {"imps": float(gain(row["scores_ns"]))}
+
+
+def play_in_parallel(config: EvalConfig, boards: Boards, factory: AgentFactory, progress: Progress) -> None:
+    """Every board not yet in `progress`, of every match, played by `config.workers` processes
+    and added to `progress` as it finishes. Each table reseeds its agents, so a board's result is
+    the same in any process and any order: the serial loop then finds every board played."""
+    todo = [(match, index) for match in config.matches for index in range(len(boards.deal_ids))
+            if index + 1 not in progress.rows[match]]
+    if not todo:
+        return
+    context = multiprocessing.get_context("spawn")  # no forked torch or DDS state in the workers
+    start = (factory.bsm, factory.nndda, factory.search_config, config.matches, boards, config.seed)
+    with ProcessPoolExecutor(config.workers, mp_context=context, initializer=_start_worker, initargs=start) as pool:
+        for row in tqdm(pool.map(_play_in_worker, todo, chunksize=4), total=len(todo), unit="board",
+                        desc=f"{len(config.matches)} matches, {config.workers} workers", mininterval=2.0):
+            progress.add(row)
+    progress.commit()
 
 
 def run_key(config: EvalConfig, boards: Boards, factory: AgentFactory) -> str:
     """Names a run's progress by everything that decides its per-board results: both configs (with
     the seed), the board list, the hash of every checkpoint loaded and which ones are the defaults
     (so call it once every agent is made)."""
-    decisive = {"evaluate": asdict(config), "search": asdict(factory.search_config), "boards": boards.hash,
+    decisive = {"evaluate": asdict(config) | {"workers": None}, "search": asdict(factory.search_config), "boards": boards.hash,
                 "checkpoints": factory.checkpoints, "defaults": [str(factory.bsm), str(factory.nndda)]}
     return hashlib.blake2b(json.dumps(decisive, sort_keys=True).encode(), digest_size=8).hexdigest()
 
@@ -327,15 +376,17 @@ def evaluate(config: EvalConfig, boards: Boards, factory: AgentFactory,
              progress_root: Path | None = None) -> tuple[dict, list[dict]]:
     """Play every configured match; returns (metrics, log rows). With `progress_root`, finished
     boards are committed under progress_root/KEY and a rerun with the same KEY resumes from them."""
-    lined_up = {match: players(match, factory) for match in config.matches}  # every checkpoint, before the key
+    lined_up = {match: line_up(match, factory) for match in config.matches}  # every checkpoint, before the key
     progress = Progress(progress_root / run_key(config, boards, factory) if progress_root else None)
     resumed = sum(map(len, progress.rows.values()))
     if resumed:
         log.info("resuming from %s: %d boards already played", progress.folder, resumed)
+    if config.workers > 1:
+        play_in_parallel(config, boards, factory, progress)
     results, timings, rows = {}, {}, []
-    for match, (match_function, agents) in lined_up.items():
+    for match, (line_ups, gain) in lined_up.items():
         started = time.perf_counter()
-        played = match_function(match, *agents, boards, config.seed, progress)
+        played = play_match(match, line_ups, gain, boards, config.seed, progress)
         timings[match] = defaultdict(list)
         for row in played:
             for name, seconds in row["seconds"].items():
