@@ -5,7 +5,9 @@ its own flags passed through."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import tempfile
 
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
@@ -23,4 +25,24 @@ def pipeline_options(args: argparse.Namespace, beam_args: list[str]) -> Pipeline
         direct = options.view_as(DirectOptions)
         direct.direct_num_workers = args.workers
         direct.direct_running_mode = "multi_processing" if args.workers > 1 else "in_memory"
+        if args.workers > 1:
+            quiet_local_workers()
     return options
+
+
+# What FnApiRunner's worker processes read as their pipeline options (it hands them none):
+# warnings and errors only, instead of a dozen INFO lines per worker and bundle.
+WORKER_OPTIONS = {"default_sdk_harness_log_level": "WARNING", "sdk_harness_log_level_overrides": {"__main__": "ERROR"}}
+
+
+def quiet_local_workers() -> None:
+    """Point the local SDK worker processes (they inherit this process's environment) at
+    WORKER_OPTIONS through Beam's PIPELINE_OPTIONS_FILE, unless the user set one."""
+    if "PIPELINE_OPTIONS_FILE" in os.environ:
+        return
+    path = os.path.join(tempfile.gettempdir(), "bridgeflow-worker-options.json")
+    temporary = f"{path}.{os.getpid()}"  # concurrent jobs write the same content; each replace is atomic
+    with open(temporary, "w") as handle:
+        json.dump({"options": WORKER_OPTIONS}, handle)
+    os.replace(temporary, path)
+    os.environ["PIPELINE_OPTIONS_FILE"] = path

@@ -101,6 +101,17 @@ def _rows(folder: Path) -> list[dict]:
     return sorted(rows, key=lambda row: row["record_id"])
 
 
+def test_local_worker_processes_log_warnings_only(tmp_path, capfd, monkeypatch):
+    """FnApiRunner's worker processes log at INFO unless told otherwise (it passes them no options)."""
+    monkeypatch.delenv("PIPELINE_OPTIONS_FILE", raising=False)
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "a.pbn").write_text(GOOD_BOARD)
+    ingest.run(["--input", str(inputs), "--out", str(tmp_path / "out"), "--workers", "2"])
+    err = capfd.readouterr().err
+    assert "sdk harness starting" not in err and "INFO:apache_beam" not in err, err
+
+
 def test_run_writes_shards_and_manifest_and_reruns_identically(tmp_path):
     inputs = tmp_path / "in"
     inputs.mkdir()
