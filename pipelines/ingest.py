@@ -7,15 +7,24 @@ that could not be accepted, with file, position, raw text and reason), `manifest
 file: read = accepted + quarantined, quarantined by reason) and `summary.json` (the totals).
 The job runs on Beam's FnApiRunner with one worker process per core by default; any Beam
 runner works (see README: Flink, Spark, Dataflow through the portable runner).
+
+Each parsed chunk is committed to `_work/KEY/` (its rows as part files, then a marker with its
+counts), KEY a hash of the planned chunks, the input files' sizes and mtimes and --rows-per-shard.
+A killed run resumes: the rerun parses only the chunks without a marker. At the end the parts are
+compacted in plan order into shards of --rows-per-shard rows, so a resumed run writes the same
+shards as an uninterrupted one, and `_work/KEY/` is removed.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import glob
+import hashlib
 import json
 import logging
 import os
+import shutil
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -28,10 +37,11 @@ from bridgeflow.dataset.formats import LINE_BASED_FORMATS, format_of, parser_for
 from bridgeflow.dataset.record import BoardRecord, Rejected
 from bridgeflow.dataset.validate import check
 from bridgeflow.pipelines.runner import add_runner_arguments, pipeline_options
-from bridgeflow.pipelines.shards import WriteParquetShards, number_shards, publish
+from bridgeflow.pipelines.shards import ParquetFileWriter, compact, number_shards, publish
 
 LOG = logging.getLogger("bridgeflow.ingest")
 WILDCARDS = "*?["
+OUTPUTS = (("records", schema.RECORDS), ("quarantine", schema.QUARANTINE))
 
 
 @dataclass(frozen=True)
@@ -110,21 +120,62 @@ def _split(chunk: InputChunk, split_bytes: int) -> list[InputChunk]:
     return pieces
 
 
+def work_key(chunks: list[InputChunk], rows_per_shard: int) -> str:
+    """A short hash of everything that decides the output; not --workers or the runner, so a rerun
+    with others resumes the same work."""
+    files = {}
+    for chunk in chunks:
+        if chunk.path not in files:
+            stat = os.stat(chunk.path)
+            files[chunk.path] = [stat.st_size, stat.st_mtime_ns]
+    decisive = {"chunks": [dataclasses.asdict(c) for c in chunks], "files": files, "rows_per_shard": rows_per_shard}
+    return hashlib.blake2b(json.dumps(decisive, sort_keys=True).encode(), digest_size=8).hexdigest()
+
+
+def part_path(work: Path, index: int, output: str) -> Path:
+    return work / "parts" / f"{index}-{output}.parquet"
+
+
+def marker_path(work: Path, index: int) -> Path:
+    return work / "done" / f"{index}.json"
+
+
+def done_chunks(work: Path) -> set[int]:
+    """Indices of the chunks committed in `work` (their marker exists)."""
+    return {int(path.stem) for path in (work / "done").glob("*.json")}
+
+
+def write_json(path: Path, value) -> None:
+    """Atomically: a temporary name in the same folder, then rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    temporary.write_text(json.dumps(value))
+    os.replace(temporary, path)
+
+
 class ParseChunk(beam.DoFn):
-    """InputChunk -> validated records rows (main output), quarantine rows and per-chunk counts."""
+    """(index, InputChunk) -> its validated records rows and quarantine rows in part files under
+    `work`, then its marker holding its counts; emits the counts (source_file, format, counts).
 
-    QUARANTINE = "quarantine"
-    STATS = "stats"
+    The marker is written last, so a chunk with a marker is whole and a kill loses only the chunks
+    in flight. Rows stream to the part files a row group at a time: memory stays flat."""
 
-    def __init__(self):
+    BATCH_ROWS = 16_384  # rows held as dicts before they go to a part file
+
+    def __init__(self, work: str):
+        self.work = work
         self.accepted = beam.metrics.Metrics.counter("ingest", "accepted")
         self.quarantined = beam.metrics.Metrics.counter("ingest", "quarantined")
         self.chunks_done = 0
 
-    def process(self, chunk: InputChunk):
+    def process(self, element: tuple[int, InputChunk]):
+        index, chunk = element
         with open(chunk.path, "rb") as handle:
             handle.seek(chunk.start)
             data = handle.read() if chunk.end < 0 else handle.read(chunk.end - chunk.start)
+        work = Path(self.work)
+        records, quarantine = (ParquetFileWriter(part_path(work, index, output), table_schema, self.BATCH_ROWS)
+                               for output, table_schema in OUTPUTS)
         parse = parser_for(chunk.format)
         counts: Counter = Counter()
         for item in parse(data, chunk.source_file):
@@ -136,35 +187,37 @@ class ParseChunk(beam.DoFn):
             if isinstance(item, Rejected):
                 counts[item.reason.value] += 1
                 self.quarantined.inc()
-                yield beam.pvalue.TaggedOutput(self.QUARANTINE, schema.quarantine_row(item, key))
+                quarantine.add(schema.quarantine_row(item, key))
             else:
                 counts["accepted"] += 1
                 self.accepted.inc()
-                yield schema.records_row(item, key)
+                records.add(schema.records_row(item, key))
+        records.close()
+        quarantine.close()
+        stats = (chunk.source_file, chunk.format, dict(counts))
+        write_json(marker_path(work, index), stats)
         self.chunks_done += 1
         if self.chunks_done % 200 == 0:
             LOG.info("worker %d: %d chunks parsed", os.getpid(), self.chunks_done)
-        yield beam.pvalue.TaggedOutput(self.STATS, (chunk.source_file, chunk.format, dict(counts)))
+        yield stats
 
 
-def build(pipeline: beam.Pipeline, chunks: list[InputChunk], staging: Path, rows_per_shard: int):
-    """The job's graph; returns the stats PCollection (one tuple per chunk)."""
-    parsed = (
+def build(pipeline: beam.Pipeline, todo: list[tuple[int, InputChunk]], work: Path):
+    """The job's graph: parse and commit each (index, chunk) of `todo`; returns the stats PCollection."""
+    return (
         pipeline
-        | "Chunks" >> beam.Create(chunks, reshuffle=False)
+        | "Chunks" >> beam.Create(todo, reshuffle=False)
         | "Spread" >> beam.Reshuffle()
-        | "Parse" >> beam.ParDo(ParseChunk()).with_outputs(ParseChunk.QUARANTINE, ParseChunk.STATS, main="records")
+        | "Parse" >> beam.ParDo(ParseChunk(str(work)))
     )
-    _ = parsed.records | "WriteRecords" >> beam.ParDo(
-        WriteParquetShards(str(staging / "records"), schema.RECORDS, rows_per_shard, "record_id"))
-    _ = parsed.quarantine | "WriteQuarantine" >> beam.ParDo(
-        WriteParquetShards(str(staging / "quarantine"), schema.QUARANTINE, rows_per_shard, "record_id"))
-    return parsed.stats
 
 
-def write_stats(stats: list[tuple], path: str) -> None:
-    with open(path, "w") as handle:
-        json.dump(stats, handle)
+def clear_stale(out: Path, work: Path) -> None:
+    """Remove what earlier runs left and this one will not use: the work of other keys (their
+    inputs or settings changed) and staging folders of killed runs."""
+    others = [path for path in (out / "_work").glob("*") if path != work]
+    for stale in others + list(out.glob(".staging-*")):
+        shutil.rmtree(stale)
 
 
 def manifest_from(stats: list, skipped: list[dict], inputs: list[str], seconds: float) -> dict:
@@ -208,30 +261,37 @@ def parse_args(argv):
 
 
 def run(argv: list[str] | None = None) -> dict:
-    """Run the ingest job; returns the manifest it wrote."""
+    """Run the ingest job, resuming the committed chunks of a killed run; returns the manifest it wrote."""
     args, beam_args = parse_args(argv)
     started = time.time()
     chunks, skipped = plan_inputs(args.input, args.split_bytes)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    staging = out / f".staging-{os.getpid()}"
-    for sub in ("records", "quarantine"):
-        (staging / sub).mkdir(parents=True, exist_ok=True)
+    work = out / "_work" / work_key(chunks, args.rows_per_shard)
+    work.mkdir(parents=True, exist_ok=True)
+    clear_stale(out, work)
+    done = done_chunks(work)
     LOG.info("ingest: %d files (%d chunks) -> %s", len({c.path for c in chunks}), len(chunks), out)
-    stats_path = staging / "stats.json"
-    with beam.Pipeline(options=pipeline_options(args, beam_args)) as pipeline:
-        stats = build(pipeline, chunks, staging, args.rows_per_shard)
-        _ = stats | "AllStats" >> beam.combiners.ToList() | "SaveStats" >> beam.Map(write_stats, str(stats_path))
-    stats_list = json.loads(stats_path.read_text())
-    stats_path.unlink()
-    manifest = manifest_from(stats_list, skipped, args.input, time.time() - started)
-    for sub, table_schema in (("records", schema.RECORDS), ("quarantine", schema.QUARANTINE)):
-        number_shards(staging / sub, table_schema)
-        publish(staging / sub, out / sub)
+    if done:
+        LOG.info("resuming: %d of %d chunks already parsed", len(done), len(chunks))
+    todo = [(index, chunk) for index, chunk in enumerate(chunks) if index not in done]
+    if todo:
+        with beam.Pipeline(options=pipeline_options(args, beam_args)) as pipeline:
+            build(pipeline, todo, work)
+    stats = [json.loads(marker_path(work, index).read_text()) for index in range(len(chunks))]
+    staging = out / f".staging-{os.getpid()}"
+    for output, table_schema in OUTPUTS:
+        parts = [part_path(work, index, output) for index in range(len(chunks))]
+        compact(parts, staging / output, table_schema, args.rows_per_shard)
+        number_shards(staging / output, table_schema)
+        publish(staging / output, out / output)
     staging.rmdir()
+    manifest = manifest_from(stats, skipped, args.input, time.time() - started)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     summary = {key: manifest[key] for key in ("files", "read", "accepted", "quarantined", "quarantined_by_reason", "seconds")}
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    shutil.rmtree(work)
+    if not any((out / "_work").iterdir()):
+        (out / "_work").rmdir()
     LOG.info(
         "ingest: read %d, accepted %d, quarantined %d %s in %.1fs",
         manifest["read"], manifest["accepted"], manifest["quarantined"], manifest["quarantined_by_reason"], manifest["seconds"],

@@ -3,7 +3,8 @@ flat: nothing is grouped in the runner), staged, then published in one rename.
 
 A DoFn streams rows into a Parquet file and closes it at `rows_per_shard` rows or at the end of
 each bundle; files are written under a temporary name first, so a reader never sees half a
-shard. `publish` swaps a finished staging folder in place of the old output."""
+shard. `compact` streams many small files into few shards of a fixed size, in a given order.
+`publish` swaps a finished staging folder in place of the old output."""
 
 from __future__ import annotations
 
@@ -28,6 +29,76 @@ def write_table(table: pa.Table, path: Path) -> None:
     temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     pq.write_table(table, temporary, **PARQUET_OPTIONS)
     os.replace(temporary, path)
+
+
+class ParquetFileWriter:
+    """One Parquet file written a row group at a time (memory holds at most one), under a temporary
+    name until `close` renames it into place: a reader sees the whole file or none."""
+
+    def __init__(self, path: Path, schema: pa.Schema, row_group_rows: int = PARQUET_OPTIONS["row_group_size"]):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path, self.schema, self.row_group_rows = path, schema, row_group_rows
+        self.temporary = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:12]}")
+        self.writer = pq.ParquetWriter(self.temporary, schema, compression=PARQUET_OPTIONS["compression"])
+        self.unbatched: list[dict] = []  # added one by one, not yet a batch
+        self.batches: list[pa.RecordBatch] = []  # not yet written
+        self.pending = 0  # rows in self.unbatched and self.batches
+        self.written = 0  # rows given so far, written or pending
+
+    def add(self, row: dict) -> None:
+        self.unbatched.append(row)
+        self.pending += 1
+        self.written += 1
+        if self.pending >= self.row_group_rows:
+            self._flush()
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        self._batch_rows()
+        self.batches.append(batch)
+        self.pending += batch.num_rows
+        self.written += batch.num_rows
+        if self.pending >= self.row_group_rows:
+            self._flush()
+
+    def close(self) -> None:
+        self._flush()
+        self.writer.close()
+        os.replace(self.temporary, self.path)
+
+    def _batch_rows(self) -> None:
+        if self.unbatched:
+            self.batches.append(pa.RecordBatch.from_pylist(self.unbatched, schema=self.schema))
+            self.unbatched = []
+
+    def _flush(self) -> None:
+        self._batch_rows()
+        if self.batches:
+            table = pa.Table.from_batches(self.batches, schema=self.schema)
+            self.writer.write_table(table, row_group_size=self.row_group_rows)
+        self.batches, self.pending = [], 0
+
+
+def compact(parts: list[Path], directory: Path, schema: pa.Schema, rows_per_shard: int) -> None:
+    """Stream the rows of `parts`, in that order, into shards of exactly `rows_per_shard` rows (the
+    last one fewer) named 00000.parquet, 00001.parquet, ... in `directory`: the same parts in the
+    same order give the same shards, and memory holds a row group or two however many rows there are."""
+    shard = None
+    shards = 0
+    for part in parts:
+        batches = pq.ParquetFile(part).iter_batches(batch_size=PARQUET_OPTIONS["row_group_size"], use_threads=False)
+        for batch in batches:  # one thread: parts are many and small, threads cost more than they save
+            while batch.num_rows:
+                if shard is None:
+                    shard = ParquetFileWriter(directory / f"{shards:05d}.parquet", schema)
+                    shards += 1
+                room = rows_per_shard - shard.written
+                shard.write(batch.slice(0, room))
+                batch = batch.slice(room)
+                if shard.written == rows_per_shard:
+                    shard.close()
+                    shard = None
+    if shard is not None:
+        shard.close()
 
 
 class WriteParquetShards(beam.DoFn):
@@ -89,8 +160,9 @@ class WriteParquetShards(beam.DoFn):
 
 
 def number_shards(directory: Path, schema: pa.Schema) -> list[Path]:
-    """Rename staged shards to part-00000.parquet ... in a stable order (by content hash). An
-    empty output still gets one empty shard, so readers always find the schema."""
+    """Rename staged shards to part-00000.parquet ... in a stable order (by staged name: a content
+    hash, or compact's sequence). An empty output still gets one empty shard, so readers always
+    find the schema."""
     staged = sorted(directory.glob("*.parquet"))
     if not staged:
         write_table(schema.empty_table(), directory / "empty.parquet")
