@@ -37,7 +37,6 @@ tables keep solver == "dds" rows (`bridgeflow nndda` and `bridgeflow evaluate` d
 from __future__ import annotations
 
 import argparse
-import fcntl
 import glob
 import json
 import logging
@@ -64,7 +63,8 @@ from bridgeflow.dataset.record import Reason, RecordError
 from bridgeflow.dataset.schema import DD_LABELS, DD_MISMATCHES, DD_QUARANTINE
 from bridgeflow.dataset.scoring import par_all
 from bridgeflow.pipelines.runner import add_runner_arguments, pipeline_options
-from bridgeflow.pipelines.shards import PARQUET_OPTIONS, WriteParquetShards, number_shards, publish, write_table
+from bridgeflow.pipelines.shards import (PARQUET_OPTIONS, WriteParquetShards, lock_output, number_shards, publish,
+                                         write_table)
 
 LOG = logging.getLogger("bridgeflow.ddlabel")
 NAMESPACE = "ddlabel"  # Beam counters
@@ -612,16 +612,6 @@ def _write_json(path: Path, value) -> None:
     os.replace(temporary, path)
 
 
-def _lock(out: Path):
-    """One run per output folder at a time (the kernel drops the lock if the run is killed)."""
-    handle = open(out / ".lock", "w")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        raise RuntimeError(f"another ddlabel run is writing {out}") from None
-    return handle
-
-
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog="bridgeflow ddlabel", description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", action="append", required=True, help="records folder or glob (repeatable)")
@@ -649,10 +639,17 @@ def parse_args(argv):
 def run(argv: list[str] | None = None) -> dict:
     """Run the DD-label job; returns the summary it wrote to <out>/summary.json."""
     args, beam_args = parse_args(argv)
-    started = time.time()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    lock = _lock(out)
+    with lock_output(out, "ddlabel"):
+        summary = label_deals(args, beam_args, out)
+    LOG.info("ddlabel: %s", json.dumps({key: value for key, value in summary.items() if not isinstance(value, dict)}))
+    return summary
+
+
+def label_deals(args: argparse.Namespace, beam_args: list[str], out: Path) -> dict:
+    """The job, under run()'s lock on `out`."""
+    started = time.time()
     store = LabelStore(out)
     store.recover()
     shutil.rmtree(out / "_work", ignore_errors=True)  # also stops lanes of a killed run from committing
@@ -693,8 +690,6 @@ def run(argv: list[str] | None = None) -> dict:
     summary["label_files"] = len(store.files())
     _write_json(out / "summary.json", summary)
     shutil.rmtree(out / "_work", ignore_errors=True)
-    lock.close()
-    LOG.info("ddlabel: %s", json.dumps({key: value for key, value in summary.items() if not isinstance(value, dict)}))
     return summary
 
 

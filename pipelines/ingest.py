@@ -37,7 +37,7 @@ from bridgeflow.dataset.formats import LINE_BASED_FORMATS, format_of, parser_for
 from bridgeflow.dataset.record import BoardRecord, Rejected
 from bridgeflow.dataset.validate import check
 from bridgeflow.pipelines.runner import add_runner_arguments, pipeline_options
-from bridgeflow.pipelines.shards import ParquetFileWriter, compact, number_shards, publish
+from bridgeflow.pipelines.shards import ParquetFileWriter, compact, lock_output, number_shards, publish
 
 LOG = logging.getLogger("bridgeflow.ingest")
 WILDCARDS = "*?["
@@ -263,9 +263,21 @@ def parse_args(argv):
 def run(argv: list[str] | None = None) -> dict:
     """Run the ingest job, resuming the committed chunks of a killed run; returns the manifest it wrote."""
     args, beam_args = parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    with lock_output(out, "ingest"):
+        manifest = ingest_inputs(args, beam_args, out)
+    LOG.info(
+        "ingest: read %d, accepted %d, quarantined %d %s in %.1fs",
+        manifest["read"], manifest["accepted"], manifest["quarantined"], manifest["quarantined_by_reason"], manifest["seconds"],
+    )
+    return manifest
+
+
+def ingest_inputs(args: argparse.Namespace, beam_args: list[str], out: Path) -> dict:
+    """The job, under run()'s lock on `out`."""
     started = time.time()
     chunks, skipped = plan_inputs(args.input, args.split_bytes)
-    out = Path(args.out)
     work = out / "_work" / work_key(chunks, args.rows_per_shard)
     work.mkdir(parents=True, exist_ok=True)
     clear_stale(out, work)
@@ -292,8 +304,4 @@ def run(argv: list[str] | None = None) -> dict:
     shutil.rmtree(work)
     if not any((out / "_work").iterdir()):
         (out / "_work").rmdir()
-    LOG.info(
-        "ingest: read %d, accepted %d, quarantined %d %s in %.1fs",
-        manifest["read"], manifest["accepted"], manifest["quarantined"], manifest["quarantined_by_reason"], manifest["seconds"],
-    )
     return manifest

@@ -8,10 +8,12 @@ shard. `compact` streams many small files into few shards of a fixed size, in a 
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import apache_beam as beam
@@ -21,6 +23,18 @@ from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
 
 PARQUET_OPTIONS = {"compression": "zstd", "row_group_size": 64 * 1024}
+
+
+@contextmanager
+def lock_output(out: Path, job: str):
+    """One run per output folder at a time: held for the `with` block, and dropped by the kernel if
+    the run is killed."""
+    with open(out / ".lock", "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RuntimeError(f"another {job} run is writing {out}") from None
+        yield
 
 
 def write_table(table: pa.Table, path: Path) -> None:
@@ -104,10 +118,10 @@ def compact(parts: list[Path], directory: Path, schema: pa.Schema, rows_per_shar
 class WriteParquetShards(beam.DoFn):
     """Rows (dicts matching `schema`) -> Parquet files in `directory`; emits each file's path.
 
-    Rows stream into an open Parquet file one row group (`batch_rows`) at a time, so a worker
-    holds at most one row group in memory however large the shard; a shard is closed at
-    `rows_per_shard` rows and named by a hash of its `id_column`, so the same rows in the same
-    order give the same file."""
+    Rows stream into an open ParquetFileWriter (`batch_rows` rows per row group, so a worker holds
+    at most one row group in memory however large the shard); a shard is closed at
+    `rows_per_shard` rows or at the end of the bundle and named by a hash of its `id_column`, so
+    the same rows in the same order give the same file."""
 
     def __init__(self, directory: str, schema: pa.Schema, rows_per_shard: int, id_column: str,
                  batch_rows: int = 16_384):
@@ -116,46 +130,30 @@ class WriteParquetShards(beam.DoFn):
         self.rows_per_shard = rows_per_shard
         self.id_column = id_column
         self.batch_rows = min(batch_rows, rows_per_shard)
-        self.rows: list[dict] = []
-        self.writer: pq.ParquetWriter | None = None
+        self.shard: ParquetFileWriter | None = None
 
     def start_bundle(self):
-        self.rows = []
-        self.writer = None
+        self.shard = None
 
     def process(self, row: dict):
-        self.rows.append(row)
-        if len(self.rows) >= self.batch_rows:
-            path = self._write_rows()
-            if path:
-                yield path
+        if self.shard is None:
+            self.shard = ParquetFileWriter(Path(self.directory) / f".shard-{uuid.uuid4().hex}", self.schema,
+                                           self.batch_rows)
+            self.digest = hashlib.blake2b(digest_size=10)
+        self.shard.add(row)
+        self.digest.update(int(row[self.id_column]).to_bytes(8, "little"))
+        if self.shard.written >= self.rows_per_shard:
+            yield self._close()
 
     def finish_bundle(self):
-        if self.rows:
-            self._write_rows()
-        if self.writer is not None:
+        if self.shard is not None:
             yield WindowedValue(self._close(), 0, [GlobalWindow()])
 
-    def _write_rows(self) -> str | None:
-        """Append the buffered rows; close the shard when it is full (returns its path)."""
-        table = pa.Table.from_pylist(self.rows, schema=self.schema)
-        self.rows = []
-        if self.writer is None:
-            Path(self.directory).mkdir(parents=True, exist_ok=True)
-            self.temporary = Path(self.directory) / f".shard-{uuid.uuid4().hex}.tmp"
-            self.writer = pq.ParquetWriter(self.temporary, self.schema, compression=PARQUET_OPTIONS["compression"])
-            self.digest = hashlib.blake2b(digest_size=10)
-            self.written = 0
-        self.writer.write_table(table, row_group_size=PARQUET_OPTIONS["row_group_size"])
-        self.digest.update(table.column(self.id_column).to_numpy().astype("<u8").tobytes())
-        self.written += table.num_rows
-        return self._close() if self.written >= self.rows_per_shard else None
-
     def _close(self) -> str:
-        self.writer.close()
-        self.writer = None
+        self.shard.close()
         path = Path(self.directory) / f"{self.digest.hexdigest()}.parquet"
-        os.replace(self.temporary, path)
+        os.replace(self.shard.path, path)
+        self.shard = None
         return str(path)
 
 

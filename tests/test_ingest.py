@@ -19,6 +19,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from bridgeflow.dataset import encodings
 from bridgeflow.pipelines import ingest
 from bridgeflow.pipelines.ingest import InputChunk, ParseChunk
+from bridgeflow.pipelines.shards import lock_output
 
 FIXTURES = Path(__file__).resolve().parent
 
@@ -286,3 +287,14 @@ def test_a_changed_input_discards_the_stale_work(inputs, tmp_path, monkeypatch):
     manifest = ingest.run(ingest_argv(inputs, out))
     assert len(parsed) == CHUNKS  # nothing of the stale work is kept
     assert manifest["quarantined_by_reason"] == {"unknown_format": 1}
+
+
+def test_one_run_per_output_folder(tmp_path):
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "a.pbn").write_text(GOOD_BOARD)
+    out = tmp_path / "out"
+    out.mkdir()
+    with lock_output(out, "ingest"), pytest.raises(RuntimeError, match=f"another ingest run is writing {out}"):
+        ingest.run(["--input", str(inputs), "--out", str(out), "--workers", "1"])  # while a run holds the folder
+    assert ingest.run(["--input", str(inputs), "--out", str(out), "--workers", "1"])["accepted"] == 1
