@@ -17,7 +17,7 @@ from bridgeflow.dataset.encodings import (
 from bridgeflow.dataset.schema import RECORDS
 from bridgeflow.dataset.synth import random_owner
 from bridgeflow.training import bsm_data
-from bridgeflow.training.bsm_data import SPLITS, Corpus, batch_rows, build_cache, load_corpus
+from bridgeflow.training.bsm_data import OUR_CARD_IN_OPENSPIEL, SPLITS, Corpus, batch_rows, build_cache, load_corpus
 from bridgeflow.training.bsm_toy import toy_rows, write_toy_records
 
 
@@ -117,6 +117,8 @@ def test_openspiel_features_match_reference(random_corpus):
         expected = openspiel_reference(np.flatnonzero(owner == player), calls[:t], int(random_corpus.dealer[auction]),
                                        player, int(random_corpus.vul[auction]))
         np.testing.assert_array_equal(batch["x480"][n], expected)
+    # the MLP's hand features read the hand back in our card order
+    np.testing.assert_array_equal(batch["x480"][:, 428:][:, OUR_CARD_IN_OPENSPIEL], batch["static"][batch["row"], :52])
 
 
 def test_auction_status_flags_illegal_and_unfinished():

@@ -91,7 +91,7 @@ def test_init_warm_starts_from_a_trained_model(corpus, tmp_path):
 
 
 @pytest.mark.parametrize("arch,uses,hand", [("lstm", True, False), ("gru", False, True), ("rnn", True, False),
-                                            ("mlp", False, False)])
+                                            ("mlp", False, True)])
 def test_run_writes_checkpoint_metrics_plots_and_card(corpus, tmp_path, arch, uses, hand):
     params = tmp_path / "params.yaml"
     params.write_text("bsm:\n" + "".join(f"  {k}: {v}\n" for k, v in TINY.items()))
@@ -242,8 +242,3 @@ def test_hand_summary_thermometers_match_the_rule_bidders_hand_features():
         assert hcp_bits.sum() == features.hcp and bool(hcp_bits[:features.hcp].all())
         assert length_bits.sum(1).tolist() == features.len
         assert all(bool(length_bits[s, :n].all()) for s, n in enumerate(features.len))
-
-
-def test_hand_features_are_for_the_recurrent_trunks():
-    with pytest.raises(ValueError, match="hand_features"):
-        BSM(BSMConfig(arch="mlp", hand_features=True))

@@ -34,6 +34,7 @@ STATIC = 52 + 2 + 4  # my cards, vulnerable (we, they), my seat relative to deal
 OPENSPIEL_FEATURES = 480
 # OpenSpiel numbers cards 4 * rank + suit; OPENSPIEL_CARD[i] is our card at OpenSpiel position i.
 OPENSPIEL_CARD = np.array([(i % 4) * 13 + i // 4 for i in range(52)])
+OUR_CARD_IN_OPENSPIEL = np.argsort(OPENSPIEL_CARD)  # [c]: OpenSpiel position of our card c
 
 
 # ------------------------------------------------------------------ auction rules, vectorised

@@ -14,7 +14,9 @@ the model says it believes) and the legal-call vector.
 The recurrent trunk hands the heads its state together with the player's own inputs (cards,
 vulnerability, seat), so facts that follow from the hand alone need not survive the recurrence;
 on the toy corpus this lifted 250-step call accuracy from 0.87 to 0.98 and brought the suit-length
-and card beliefs below their priors."""
+and card beliefs below their priors. With `hand_features` the own hand also comes as HCP and
+suit-length thermometers (the thresholds bidding rules test): on the 300k-auction rule-based
+corpus the LSTM then reached a given validation accuracy in about half the steps."""
 
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from torch import nn
 
 from bridgeflow.dataset.encodings import CARD_HCP, NUM_CALLS
 
-from .bsm_data import OPENSPIEL_FEATURES, PAD, STATIC
+from .bsm_data import OPENSPIEL_FEATURES, OUR_CARD_IN_OPENSPIEL, PAD, STATIC
 
 RECURRENT = {"lstm": nn.LSTM, "gru": nn.GRU, "rnn": nn.RNN}
 HCP_CLASSES = 38  # 0..37
@@ -46,7 +48,7 @@ class BSMConfig:
     mlp_hidden: int = 1024
     dropout: float = 0.1
     call_uses_beliefs: bool = True  # the call head also reads the beliefs and the legal-call vector
-    hand_features: bool = False  # add HCP and suit-length thermometers of the own hand (recurrent trunks)
+    hand_features: bool = False  # add HCP and suit-length thermometers of the own hand to the inputs
 
 
 def hand_summary(cards: torch.Tensor) -> torch.Tensor:
@@ -76,9 +78,8 @@ class BSM(nn.Module):
             )
             width, inner = config.hidden + static, config.hidden
         elif config.arch == "mlp":
-            if config.hand_features:
-                raise ValueError("hand_features is for the recurrent trunks; arch=mlp reads OpenSpiel's 480 features")
-            layers, width_in = [], OPENSPIEL_FEATURES
+            layers, width_in = [], OPENSPIEL_FEATURES + (HAND_SUMMARY if config.hand_features else 0)
+            self.register_buffer("card_order", torch.as_tensor(OUR_CARD_IN_OPENSPIEL), persistent=False)
             for _ in range(config.mlp_layers):
                 layers += [nn.Linear(width_in, config.mlp_hidden), nn.ReLU(), nn.Dropout(config.dropout)]
                 width_in = config.mlp_hidden
@@ -96,7 +97,10 @@ class BSM(nn.Module):
     def trunk(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """[N, width]: one state per decision point (recurrent: the state, then the static inputs)."""
         if self.config.arch == "mlp":
-            return self.mlp(batch["x480"])
+            x = batch["x480"]
+            if self.config.hand_features:  # OpenSpiel's last 52 features are the hand, in its card order
+                x = torch.cat([x, hand_summary(x[:, -52:][:, self.card_order])], dim=1)
+            return self.mlp(x)
         tokens, static = batch["tokens"], batch["static"]
         if self.config.hand_features:
             static = torch.cat([static, hand_summary(static[:, :52])], dim=1)
