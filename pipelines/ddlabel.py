@@ -64,7 +64,7 @@ from bridgeflow.dataset.schema import DD_LABELS, DD_MISMATCHES, DD_QUARANTINE
 from bridgeflow.dataset.scoring import par_all
 from bridgeflow.pipelines.runner import add_runner_arguments, pipeline_options
 from bridgeflow.pipelines.shards import (PARQUET_OPTIONS, WriteParquetShards, lock_output, number_shards, publish,
-                                         write_table)
+                                         write_json, write_table)
 
 LOG = logging.getLogger("bridgeflow.ddlabel")
 NAMESPACE = "ddlabel"  # Beam counters
@@ -362,7 +362,7 @@ def plan_batches(todo: list, lanes: int, max_batch: int, work: str) -> list:
             [records for _, _, records in chunk],
         ))
         start += size
-    _write_json(Path(work) / "plan.json", {"deals": len(todo), "batches": len(batches)})
+    write_json(Path(work) / "plan.json", {"deals": len(todo), "batches": len(batches)})
     return batches
 
 
@@ -421,7 +421,7 @@ class SolveLane(beam.DoFn):
             stats["done_at"] = time.time()
             stats["solver_version"] = version
         if stats["batches"]:
-            _write_json(Path(self.work) / "lanes" / f"{lane}.json", stats)
+            write_json(Path(self.work) / "lanes" / f"{lane}.json", stats)
 
 
 def _claim(claims: Path, index: int) -> bool:
@@ -605,13 +605,6 @@ def record_files(specs: list[str]) -> list[str]:
     return files
 
 
-def _write_json(path: Path, value) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    temporary.write_text(json.dumps(value, indent=1) + "\n")
-    os.replace(temporary, path)
-
-
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog="bridgeflow ddlabel", description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", action="append", required=True, help="records folder or glob (repeatable)")
@@ -688,7 +681,7 @@ def label_deals(args: argparse.Namespace, beam_args: list[str], out: Path) -> di
     lanes = [json.loads(path.read_text()) for path in sorted((work / "lanes").glob("*.json"))]
     summary = _summary(counts, lanes, args, started, estimator_version)
     summary["label_files"] = len(store.files())
-    _write_json(out / "summary.json", summary)
+    write_json(out / "summary.json", summary)
     shutil.rmtree(out / "_work", ignore_errors=True)
     return summary
 

@@ -37,7 +37,7 @@ from bridgeflow.dataset.formats import LINE_BASED_FORMATS, format_of, parser_for
 from bridgeflow.dataset.record import BoardRecord, Rejected
 from bridgeflow.dataset.validate import check
 from bridgeflow.pipelines.runner import add_runner_arguments, pipeline_options
-from bridgeflow.pipelines.shards import ParquetFileWriter, compact, lock_output, number_shards, publish
+from bridgeflow.pipelines.shards import ParquetFileWriter, compact, lock_output, number_shards, publish, write_json
 
 LOG = logging.getLogger("bridgeflow.ingest")
 WILDCARDS = "*?["
@@ -143,14 +143,6 @@ def marker_path(work: Path, index: int) -> Path:
 def done_chunks(work: Path) -> set[int]:
     """Indices of the chunks committed in `work` (their marker exists)."""
     return {int(path.stem) for path in (work / "done").glob("*.json")}
-
-
-def write_json(path: Path, value) -> None:
-    """Atomically: a temporary name in the same folder, then rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    temporary.write_text(json.dumps(value))
-    os.replace(temporary, path)
 
 
 class ParseChunk(beam.DoFn):

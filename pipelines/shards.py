@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import shutil
 import uuid
@@ -35,6 +36,14 @@ def lock_output(out: Path, job: str):
         except BlockingIOError:
             raise RuntimeError(f"another {job} run is writing {out}") from None
         yield
+
+
+def write_json(path: Path, value) -> None:
+    """Write atomically: a temporary name in the same folder, then rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    temporary.write_text(json.dumps(value, indent=1) + "\n")
+    os.replace(temporary, path)
 
 
 def write_table(table: pa.Table, path: Path) -> None:
