@@ -86,6 +86,27 @@ def test_model_first_layer_equals_a_linear_layer_on_the_one_hot():
         NNDDAConfig(head="softmax")
 
 
+@pytest.mark.parametrize("head", ["ce", "mse"])
+def test_suits_model_permutes_its_outputs_exactly_with_the_suits(head):
+    model = NNDDA(NNDDAConfig(hidden=16, layers=3, head=head, arch="suits")).eval()
+    owners = torch.from_numpy(random_owners(6, 2))
+    with torch.no_grad():
+        out = model(owners)
+        assert out.shape == ((6, 20, 14) if head == "ce" else (6, 20))
+        for g in symmetry.GROUPS["suits"][1:]:
+            moved = model(symmetry.transform_owners(owners, int(g)))
+            assert torch.allclose(moved, symmetry.transform_cells(out, int(g)), atol=1e-5), g
+        rotated = model(symmetry.transform_owners(owners, int(symmetry.GROUPS["rot"][1])))
+        assert not torch.allclose(rotated, symmetry.transform_cells(out, int(symmetry.GROUPS["rot"][1])), atol=1e-3)
+
+
+def test_suits_model_learns_the_toy_labels(toy_store, tmp_path):
+    metrics = nndda_train.run(["--dd", str(toy_store), "--out", str(tmp_path)] + TINY + ["--set", "arch=suits", "--set", "hidden=32"])
+    test = metrics["test"]["id"]
+    assert test["exact"] > 0.8 and test["within1"] > 0.97, test
+    assert DDEstimator.load(tmp_path / "nndda.pt").model.config.arch == "suits"
+
+
 def test_params_from_yaml_and_overrides(tmp_path):
     path = tmp_path / "params.yaml"
     path.write_text("other: {x: 1}\nnndda:\n  hidden: 128\n  head: mse\n")

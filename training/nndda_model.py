@@ -1,7 +1,14 @@
-"""NN-DDA: an MLP from the full deal to the 20-cell double-dummy table (BSM paper, section 4.3).
+"""NN-DDA: a network from the full deal to the 20-cell double-dummy table (BSM paper, section 4.3).
 
 Small on purpose: it must score >= 100k deals/s on two CPU cores, because its use is labelling
-the millions of deals a Monte Carlo bidder samples, where DDS manages a few per second."""
+the millions of deals a Monte Carlo bidder samples, where DDS manages a few per second.
+
+Two architectures (NNDDAConfig.arch):
+  mlp    the paper's dense network on the 4x52 (seat, card) one-hot.
+  suits  built on the suit symmetry of double dummy: one shared encoder per suit (its 13 cards and
+         who holds each), layers that mix each suit with the mean of all four (a DeepSets layer),
+         the four suit strains read from their own suit's features and NT from the mean. Permuting
+         the suits permutes its outputs exactly, so none of its capacity goes to learning that."""
 
 from __future__ import annotations
 
@@ -15,39 +22,73 @@ TRICKS = 14  # 0..13
 
 @dataclass
 class NNDDAConfig:
-    hidden: int = 256
+    hidden: int = 256  # mlp: units per layer; suits: units per suit
     layers: int = 3  # hidden layers
     head: str = "ce"  # "ce": a distribution over 0..13 per cell; "mse": regression of the tricks
+    arch: str = "mlp"  # "mlp" | "suits" (see the module docstring)
 
     def __post_init__(self):
-        if self.head not in ("ce", "mse") or self.layers < 1 or self.hidden < 1:
+        if self.head not in ("ce", "mse") or self.arch not in ("mlp", "suits") or self.layers < 1 or self.hidden < 1:
             raise ValueError(f"bad NN-DDA config {asdict(self)}")
+
+    @property
+    def outputs_per_cell(self) -> int:
+        return TRICKS if self.head == "ce" else 1
+
+
+class SuitMix(nn.Module):
+    """A permutation-equivariant layer over the 4 suits: each suit's features plus the mean's."""
+
+    def __init__(self, hidden: int):
+        super().__init__()
+        self.own = nn.Linear(hidden, hidden)
+        self.pooled = nn.Linear(hidden, hidden, bias=False)
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:  # [B, 4, hidden]
+        return torch.relu(self.own(h) + self.pooled(h.mean(1, keepdim=True)))
 
 
 class NNDDA(nn.Module):
     def __init__(self, config: NNDDAConfig):
         super().__init__()
         self.config = config
-        hidden = config.hidden
-        # Linear layer on the 4x52 (seat, card) one-hot, as a sum of 52 looked-up rows: no one-hot
-        # tensor to build, and 4x fewer multiply-adds than the dense layer.
-        self.cards = nn.EmbeddingBag(4 * 52, hidden, mode="sum")
-        nn.init.normal_(self.cards.weight, std=52**-0.5)
+        hidden, per_cell = config.hidden, config.outputs_per_cell
+        if config.arch == "mlp":
+            # Linear layer on the 4x52 (seat, card) one-hot, as a sum of 52 looked-up rows: no
+            # one-hot tensor to build, and 4x fewer multiply-adds than the dense layer.
+            self.cards = nn.EmbeddingBag(4 * 52, hidden, mode="sum")
+            nn.init.normal_(self.cards.weight, std=52**-0.5)
+            body = [nn.ReLU()]
+            for _ in range(config.layers - 1):
+                body += [nn.Linear(hidden, hidden), nn.ReLU()]
+            self.body = nn.Sequential(*body)
+            self.head = nn.Linear(hidden, 20 * per_cell)
+            self.register_buffer("card_index", torch.arange(52), persistent=False)
+        else:
+            # One (seat, rank) table shared by the four suits: a suit's encoding is the sum of its 13 rows.
+            self.cards = nn.EmbeddingBag(4 * 13, hidden, mode="sum")
+            nn.init.normal_(self.cards.weight, std=13**-0.5)
+            self.mix = nn.Sequential(*[SuitMix(hidden) for _ in range(config.layers - 1)])
+            self.trump_head = nn.Linear(hidden, 4 * per_cell)  # a suit strain's 4 declarers, from that suit
+            self.nt_head = nn.Linear(hidden, 4 * per_cell)  # NT's 4 declarers, from the mean over suits
+            self.register_buffer("card_index", torch.arange(13), persistent=False)
         self.bias = nn.Parameter(torch.zeros(hidden))
-        body = [nn.ReLU()]
-        for _ in range(config.layers - 1):
-            body += [nn.Linear(hidden, hidden), nn.ReLU()]
-        self.body = nn.Sequential(*body)
-        self.head = nn.Linear(hidden, 20 * TRICKS if config.head == "ce" else 20)
         if config.head == "mse":
-            nn.init.constant_(self.head.bias, 6.5)
-        self.register_buffer("card_index", torch.arange(52), persistent=False)
+            for head in (self.head,) if config.arch == "mlp" else (self.trump_head, self.nt_head):
+                nn.init.constant_(head.bias, 6.5)
 
     def forward(self, owners: torch.Tensor) -> torch.Tensor:
         """owners int[B, 52] (seat per card) -> logits [B, 20, 14] ("ce") or tricks [B, 20] ("mse"),
         cells declarer-major [declarer N,E,S,W][strain C,D,H,S,NT]."""
-        h = self.cards(owners.long() * 52 + self.card_index) + self.bias
-        out = self.head(self.body(h))
+        if self.config.arch == "mlp":
+            h = self.cards(owners.long() * 52 + self.card_index) + self.bias
+            out = self.head(self.body(h))
+        else:
+            n = owners.shape[0]
+            per_suit = owners.long().view(n * 4, 13) * 13 + self.card_index
+            h = self.mix(torch.relu(self.cards(per_suit).view(n, 4, -1) + self.bias))
+            strains = torch.cat([self.trump_head(h), self.nt_head(h.mean(1, keepdim=True))], 1)  # [B, strain, 4 * per_cell]
+            out = strains.view(n, 5, 4, -1).transpose(1, 2).reshape(n, -1)
         return out.view(-1, 20, TRICKS) if self.config.head == "ce" else out
 
     def num_params(self) -> int:

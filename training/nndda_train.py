@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 
 DEFAULTS = {
     "seed": 0,
+    "arch": NNDDAConfig.arch,  # mlp | suits (nndda_model.py)
     "hidden": NNDDAConfig.hidden,  # the default size meets >= 100k deals/s on 2 cores
     "layers": NNDDAConfig.layers,
     "head": NNDDAConfig.head,  # ce (a distribution per cell) | mse
@@ -163,7 +164,7 @@ def train(params: dict, owners: np.ndarray, tables: np.ndarray, valid: tuple[np.
     """The training loop. Returns the model, the validation curve and the seconds spent training."""
     torch.manual_seed(params["seed"])
     rng = np.random.default_rng(params["seed"])
-    model_config = NNDDAConfig(params["hidden"], params["layers"], params["head"])
+    model_config = NNDDAConfig(params["hidden"], params["layers"], params["head"], params["arch"])
     model = NNDDA(model_config)
     optimizer = torch.optim.AdamW(model.parameters(), lr=params["lr"], weight_decay=params["weight_decay"])
     step, curve, seconds = 0, [], 0.0
