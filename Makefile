@@ -5,7 +5,7 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv repro test bench clean-venv
+.PHONY: venv repro test clean-venv
 
 venv: $(VENV)/.installed
 

@@ -3,7 +3,7 @@
     python benchmarks/bench_nndda.py [--model models/nndda/nndda.pt] [--deals 200000] [--threads 2]
 
 Speed does not depend on the weights, so without --model it times an untrained model of the
-default size (NNDDAConfig(); --hidden/--layers/--head to size another). Prints one JSON object: deals/s for a single pass, for each
+default size (NNDDAConfig(); --arch/--hidden/--layers/--head to size another). Prints one JSON object: deals/s for a single pass, for each
 symmetry-averaging set (on fewer deals), DDS deals/s on --dds-deals of the same deals, and the
 ratio. Timings on a shared machine are noisy: the best of --repeats is reported with the median,
 and deals per CPU-second (all threads), which other processes disturb much less."""
@@ -69,10 +69,12 @@ def main() -> None:
     parser.add_argument("--hidden", type=int, default=NNDDAConfig.hidden)
     parser.add_argument("--layers", type=int, default=NNDDAConfig.layers)
     parser.add_argument("--head", default=NNDDAConfig.head)
+    parser.add_argument("--arch", default=NNDDAConfig.arch)
     parser.add_argument("--deals", type=int, default=200_000)
     parser.add_argument("--sym-deals", type=int, default=20_000, help="deals for the symmetry-averaged timings")
     parser.add_argument("--dds-deals", type=int, default=100)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--batch", type=int, help="deals per forward pass (default: DDEstimator's)")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
 
@@ -80,7 +82,9 @@ def main() -> None:
     if args.model:
         est = DDEstimator.load(args.model)
     else:
-        est = DDEstimator(NNDDA(NNDDAConfig(args.hidden, args.layers, args.head)))
+        est = DDEstimator(NNDDA(NNDDAConfig(args.hidden, args.layers, args.head, args.arch)))
+    if args.batch:
+        est.batch_size = args.batch
     owners = random_owners(args.deals, 0)
     est.tables(owners[:4096])  # warm up
     times, cpu = timed(lambda: est.tables(owners), args.repeats)
@@ -89,6 +93,7 @@ def main() -> None:
         "config": vars(est.model.config),
         "params": est.model.num_params(),
         "threads": args.threads,
+        "batch": est.batch_size,
         "deals": args.deals,
         "nn_deals_per_s": args.deals / min(times),
         "nn_deals_per_s_median": args.deals / statistics.median(times),

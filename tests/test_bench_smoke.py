@@ -1,0 +1,23 @@
+"""The NN-DDA benchmark runs end to end at a tiny size (its numbers are for a quiet machine, not CI)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_nndda.py"
+
+
+@pytest.mark.parametrize("arch", ["mlp", "suits"])
+def test_bench_nndda_reports_rates_and_the_ratio_to_dds(arch):
+    done = subprocess.run([sys.executable, str(BENCH), "--arch", arch, "--hidden", "16", "--deals", "3000",
+                           "--sym-deals", "50", "--dds-deals", "2", "--repeats", "1", "--threads", "1", "--batch", "512"],
+                          capture_output=True, text=True, timeout=300, check=True)
+    result = json.loads(done.stdout)
+    assert result["config"]["arch"] == arch and result["batch"] == 512 and result["deals"] == 3000
+    assert result["nn_deals_per_s"] > 0 and result["dds_deals_per_s"] > 0
+    assert result["speedup_vs_dds"] == pytest.approx(result["nn_deals_per_s"] / result["dds_deals_per_s"])
