@@ -75,20 +75,22 @@ def test_metrics_count_exact_cells_and_make_fail_flips():
 
 
 def test_model_first_layer_equals_a_linear_layer_on_the_one_hot():
-    model = NNDDA(NNDDAConfig(hidden=32, layers=2, head="ce"))
+    model = NNDDA(NNDDAConfig(hidden=32, layers=2, head="ce", arch="mlp"))
     owners = torch.from_numpy(random_owners(5, 1))
     one_hot = torch.nn.functional.one_hot(owners.long(), 4).transpose(1, 2).reshape(5, 208).float()
     dense = one_hot @ model.cards.weight + model.bias
     assert torch.allclose(model.cards(owners.long() * 52 + model.card_index) + model.bias, dense, atol=1e-5)
     assert model(owners).shape == (5, 20, 14)
-    assert NNDDA(NNDDAConfig(hidden=32, layers=1, head="mse"))(owners).shape == (5, 20)
+    assert NNDDA(NNDDAConfig(hidden=32, layers=1, head="mse", arch="mlp"))(owners).shape == (5, 20)
     with pytest.raises(ValueError):
         NNDDAConfig(head="softmax")
+    with pytest.raises(ValueError):
+        NNDDAConfig(arch="mlp", nt_hidden=8)  # an NT layer exists only in arch="suits"
 
 
-@pytest.mark.parametrize("head", ["ce", "mse"])
-def test_suits_model_permutes_its_outputs_exactly_with_the_suits(head):
-    model = NNDDA(NNDDAConfig(hidden=16, layers=3, head=head, arch="suits")).eval()
+@pytest.mark.parametrize("head,nt_hidden", [("ce", 0), ("mse", 0), ("ce", 8)])
+def test_suits_model_permutes_its_outputs_exactly_with_the_suits(head, nt_hidden):
+    model = NNDDA(NNDDAConfig(hidden=16, layers=3, head=head, arch="suits", nt_hidden=nt_hidden)).eval()
     owners = torch.from_numpy(random_owners(6, 2))
     with torch.no_grad():
         out = model(owners)
@@ -100,11 +102,22 @@ def test_suits_model_permutes_its_outputs_exactly_with_the_suits(head):
         assert not torch.allclose(rotated, symmetry.transform_cells(out, int(symmetry.GROUPS["rot"][1])), atol=1e-3)
 
 
-def test_suits_model_learns_the_toy_labels(toy_store, tmp_path):
-    metrics = nndda_train.run(["--dd", str(toy_store), "--out", str(tmp_path)] + TINY + ["--set", "arch=suits", "--set", "hidden=32"])
+@pytest.mark.parametrize("variant", [["arch=mlp"], ["nt_hidden=32"]])
+def test_other_variants_learn_the_toy_labels(toy_store, tmp_path, variant):
+    metrics = nndda_train.run(["--dd", str(toy_store), "--out", str(tmp_path)] + TINY + [x for v in variant for x in ("--set", v)])
     test = metrics["test"]["id"]
     assert test["exact"] > 0.8 and test["within1"] > 0.97, test
-    assert DDEstimator.load(tmp_path / "nndda.pt").model.config.arch == "suits"
+    config = DDEstimator.load(tmp_path / "nndda.pt").model.config
+    assert (config.arch, config.nt_hidden) == (("mlp", 0) if variant == ["arch=mlp"] else ("suits", 32))
+
+
+def test_a_model_file_from_before_arch_loads_as_the_mlp_it_is(tmp_path):
+    model = NNDDA(NNDDAConfig(hidden=16, layers=2, arch="mlp"))
+    torch.save({"model_config": {"hidden": 16, "layers": 2, "head": "ce"}, "model": model.state_dict()}, tmp_path / "old.pt")
+    owners = random_owners(4, 3)
+    estimator = DDEstimator.load(tmp_path / "old.pt")
+    assert estimator.model.config.arch == "mlp"
+    assert np.array_equal(estimator.tables(owners), DDEstimator(model).tables(owners))
 
 
 def test_params_from_yaml_and_overrides(tmp_path):

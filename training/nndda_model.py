@@ -22,13 +22,15 @@ TRICKS = 14  # 0..13
 
 @dataclass
 class NNDDAConfig:
-    hidden: int = 256  # mlp: units per layer; suits: units per suit
+    hidden: int = 128  # mlp: units per layer; suits: units per suit
     layers: int = 3  # hidden layers
     head: str = "ce"  # "ce": a distribution over 0..13 per cell; "mse": regression of the tricks
-    arch: str = "mlp"  # "mlp" | "suits" (see the module docstring)
+    arch: str = "suits"  # "suits" | "mlp" (see the module docstring); files saved before this field are "mlp"
+    nt_hidden: int = 0  # suits: a hidden layer of this size between the mean over suits and NT's cells (0: none)
 
     def __post_init__(self):
-        if self.head not in ("ce", "mse") or self.arch not in ("mlp", "suits") or self.layers < 1 or self.hidden < 1:
+        if (self.head not in ("ce", "mse") or self.arch not in ("mlp", "suits") or self.layers < 1 or self.hidden < 1
+                or self.nt_hidden < 0 or (self.nt_hidden and self.arch != "suits")):
             raise ValueError(f"bad NN-DDA config {asdict(self)}")
 
     @property
@@ -70,12 +72,16 @@ class NNDDA(nn.Module):
             nn.init.normal_(self.cards.weight, std=13**-0.5)
             self.mix = nn.Sequential(*[SuitMix(hidden) for _ in range(config.layers - 1)])
             self.trump_head = nn.Linear(hidden, 4 * per_cell)  # a suit strain's 4 declarers, from that suit
-            self.nt_head = nn.Linear(hidden, 4 * per_cell)  # NT's 4 declarers, from the mean over suits
+            # NT's 4 declarers, from the mean over suits
+            if config.nt_hidden:
+                self.nt_head = nn.Sequential(nn.Linear(hidden, config.nt_hidden), nn.ReLU(), nn.Linear(config.nt_hidden, 4 * per_cell))
+            else:
+                self.nt_head = nn.Linear(hidden, 4 * per_cell)
             self.register_buffer("card_index", torch.arange(13), persistent=False)
         self.bias = nn.Parameter(torch.zeros(hidden))
         if config.head == "mse":
             for head in (self.head,) if config.arch == "mlp" else (self.trump_head, self.nt_head):
-                nn.init.constant_(head.bias, 6.5)
+                nn.init.constant_((head[-1] if isinstance(head, nn.Sequential) else head).bias, 6.5)
 
     def forward(self, owners: torch.Tensor) -> torch.Tensor:
         """owners int[B, 52] (seat per card) -> logits [B, 20, 14] ("ce") or tricks [B, 20] ("mse"),

@@ -46,6 +46,7 @@ DEFAULTS = {
     "arch": NNDDAConfig.arch,  # mlp | suits (nndda_model.py)
     "hidden": NNDDAConfig.hidden,  # the default size meets >= 100k deals/s on 2 cores
     "layers": NNDDAConfig.layers,
+    "nt_hidden": NNDDAConfig.nt_hidden,  # suits: a hidden layer for the NT cells (0: linear from the suits' mean)
     "head": NNDDAConfig.head,  # ce (a distribution per cell) | mse
     "augment": True,  # a random exact DD symmetry per training example
     "batch_size": 1024,
@@ -57,7 +58,7 @@ DEFAULTS = {
     "eval_every": 1000,
     "ckpt_every": 1000,
     "threads": 2,
-    "eval_symmetries": ["id", "rot", "suits", "all"],
+    "eval_symmetries": ["id", "rot"],  # "suits", "all" too for arch=mlp (suits models are suit-symmetric already)
 }
 # Params that do not change the trained weights: a checkpoint stays valid when only these change.
 _NOT_TRAINING = ("eval_every", "ckpt_every", "threads", "eval_symmetries")
@@ -164,7 +165,7 @@ def train(params: dict, owners: np.ndarray, tables: np.ndarray, valid: tuple[np.
     """The training loop. Returns the model, the validation curve and the seconds spent training."""
     torch.manual_seed(params["seed"])
     rng = np.random.default_rng(params["seed"])
-    model_config = NNDDAConfig(params["hidden"], params["layers"], params["head"], params["arch"])
+    model_config = NNDDAConfig(params["hidden"], params["layers"], params["head"], params["arch"], params["nt_hidden"])
     model = NNDDA(model_config)
     optimizer = torch.optim.AdamW(model.parameters(), lr=params["lr"], weight_decay=params["weight_decay"])
     step, curve, seconds = 0, [], 0.0
