@@ -84,8 +84,7 @@ def test_model_first_layer_equals_a_linear_layer_on_the_one_hot():
     assert NNDDA(NNDDAConfig(hidden=32, layers=1, head="mse", arch="mlp"))(owners).shape == (5, 20)
     with pytest.raises(ValueError):
         NNDDAConfig(head="softmax")
-    with pytest.raises(ValueError):
-        NNDDAConfig(arch="mlp", nt_hidden=8)  # an NT layer exists only in arch="suits"
+    assert NNDDAConfig(arch="mlp", nt_hidden=8).nt_hidden == 0  # an NT layer exists only in arch="suits"
 
 
 @pytest.mark.parametrize("head,nt_hidden", [("ce", 0), ("mse", 0), ("ce", 8)])
@@ -102,21 +101,23 @@ def test_suits_model_permutes_its_outputs_exactly_with_the_suits(head, nt_hidden
         assert not torch.allclose(rotated, symmetry.transform_cells(out, int(symmetry.GROUPS["rot"][1])), atol=1e-3)
 
 
-@pytest.mark.parametrize("variant", [["arch=mlp"], ["nt_hidden=32"]])
+@pytest.mark.parametrize("variant", [["arch=mlp"], ["nt_hidden=0"]])
 def test_other_variants_learn_the_toy_labels(toy_store, tmp_path, variant):
     metrics = nndda_train.run(["--dd", str(toy_store), "--out", str(tmp_path)] + TINY + [x for v in variant for x in ("--set", v)])
     test = metrics["test"]["id"]
     assert test["exact"] > 0.8 and test["within1"] > 0.97, test
     config = DDEstimator.load(tmp_path / "nndda.pt").model.config
-    assert (config.arch, config.nt_hidden) == (("mlp", 0) if variant == ["arch=mlp"] else ("suits", 32))
+    assert (config.arch, config.nt_hidden) == (("mlp", 0) if variant == ["arch=mlp"] else ("suits", 0))
 
 
-def test_a_model_file_from_before_arch_loads_as_the_mlp_it_is(tmp_path):
-    model = NNDDA(NNDDAConfig(hidden=16, layers=2, arch="mlp"))
-    torch.save({"model_config": {"hidden": 16, "layers": 2, "head": "ce"}, "model": model.state_dict()}, tmp_path / "old.pt")
+@pytest.mark.parametrize("saved", [{"hidden": 16, "layers": 2, "head": "ce"},  # before `arch`: an MLP
+                                   {"hidden": 16, "layers": 2, "head": "ce", "arch": "suits"}])  # before `nt_hidden`
+def test_model_files_from_before_a_config_field_load_as_what_they_are(tmp_path, saved):
+    model = NNDDA(NNDDAConfig(**{"arch": "mlp", "nt_hidden": 0} | saved))
+    torch.save({"model_config": saved, "model": model.state_dict()}, tmp_path / "old.pt")
     owners = random_owners(4, 3)
     estimator = DDEstimator.load(tmp_path / "old.pt")
-    assert estimator.model.config.arch == "mlp"
+    assert (estimator.model.config.arch, estimator.model.config.nt_hidden) == (saved.get("arch", "mlp"), 0)
     assert np.array_equal(estimator.tables(owners), DDEstimator(model).tables(owners))
 
 

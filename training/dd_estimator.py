@@ -36,7 +36,7 @@ class DDEstimator:
         """A model file written by the trainer (nndda.pt) or one of its resumable checkpoints."""
         data = Path(path).read_bytes()
         state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
-        model = NNDDA(NNDDAConfig(**{"arch": "mlp"} | state["model_config"]))  # files from before `arch` are MLPs
+        model = NNDDA(NNDDAConfig(**NNDDAConfig.LEGACY | state["model_config"]))
         model.load_state_dict(state["model"])
         return cls(model, version=f"nn-dda:{hashlib.blake2b(data, digest_size=6).hexdigest()}")
 

@@ -25,13 +25,17 @@ class NNDDAConfig:
     hidden: int = 128  # mlp: units per layer; suits: units per suit
     layers: int = 3  # hidden layers
     head: str = "ce"  # "ce": a distribution over 0..13 per cell; "mse": regression of the tricks
-    arch: str = "suits"  # "suits" | "mlp" (see the module docstring); files saved before this field are "mlp"
-    nt_hidden: int = 0  # suits: a hidden layer of this size between the mean over suits and NT's cells (0: none)
+    arch: str = "suits"  # "suits" | "mlp" (see the module docstring)
+    nt_hidden: int = 128  # suits: a hidden layer of this size between the mean over suits and NT's cells (0: none)
+
+    # What model files saved before a field existed meant by it (see DDEstimator.load).
+    LEGACY = {"arch": "mlp", "nt_hidden": 0}
 
     def __post_init__(self):
-        if (self.head not in ("ce", "mse") or self.arch not in ("mlp", "suits") or self.layers < 1 or self.hidden < 1
-                or self.nt_hidden < 0 or (self.nt_hidden and self.arch != "suits")):
+        if self.head not in ("ce", "mse") or self.arch not in ("mlp", "suits") or min(self.layers, self.hidden) < 1 or self.nt_hidden < 0:
             raise ValueError(f"bad NN-DDA config {asdict(self)}")
+        if self.arch == "mlp":
+            self.nt_hidden = 0  # the MLP reads every cell from its last layer: no NT layer
 
     @property
     def outputs_per_cell(self) -> int:
