@@ -21,6 +21,7 @@ import logging
 import math
 import os
 import time
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -165,7 +166,7 @@ def train(params: dict, owners: np.ndarray, tables: np.ndarray, valid: tuple[np.
     """The training loop. Returns the model, the validation curve and the seconds spent training."""
     torch.manual_seed(params["seed"])
     rng = np.random.default_rng(params["seed"])
-    model_config = NNDDAConfig(params["hidden"], params["layers"], params["head"], params["arch"], params["nt_hidden"])
+    model_config = NNDDAConfig(**{field.name: params[field.name] for field in fields(NNDDAConfig)})
     model = NNDDA(model_config)
     optimizer = torch.optim.AdamW(model.parameters(), lr=params["lr"], weight_decay=params["weight_decay"])
     step, curve, seconds = 0, [], 0.0
