@@ -9,8 +9,8 @@ The job runs on Beam's FnApiRunner with one worker process per core by default; 
 runner works (see README: Flink, Spark, Dataflow through the portable runner).
 
 Each parsed chunk is committed to `_work/KEY/` (its rows as part files, then a marker with its
-counts), KEY a hash of the planned chunks, the input files' sizes and mtimes and --rows-per-shard.
-A killed run resumes: the rerun parses only the chunks without a marker. At the end the parts are
+counts), KEY a hash of the planned chunks, the input files' sizes and mtimes, --rows-per-shard and
+the parsing code (`code_fingerprint`). A killed run resumes: the rerun parses only the chunks without a marker. At the end the parts are
 compacted in plan order into shards of --rows-per-shard rows, so a resumed run writes the same
 shards as an uninterrupted one, and `_work/KEY/` is removed.
 """
@@ -120,6 +120,15 @@ def _split(chunk: InputChunk, split_bytes: int) -> list[InputChunk]:
     return pieces
 
 
+def code_fingerprint() -> str:
+    """A hash of the code that turns input bytes into rows (the dataset package and this module), so
+    a run resumed after an upgrade never mixes parts parsed by two versions."""
+    digest = hashlib.blake2b(digest_size=8)
+    for path in sorted(Path(schema.__file__).parent.glob("*.py")) + [Path(__file__)]:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
 def work_key(chunks: list[InputChunk], rows_per_shard: int) -> str:
     """A short hash of everything that decides the output; not --workers or the runner, so a rerun
     with others resumes the same work."""
@@ -128,7 +137,8 @@ def work_key(chunks: list[InputChunk], rows_per_shard: int) -> str:
         if chunk.path not in files:
             stat = os.stat(chunk.path)
             files[chunk.path] = [stat.st_size, stat.st_mtime_ns]
-    decisive = {"chunks": [dataclasses.asdict(c) for c in chunks], "files": files, "rows_per_shard": rows_per_shard}
+    decisive = {"chunks": [dataclasses.asdict(c) for c in chunks], "files": files, "rows_per_shard": rows_per_shard,
+                "code": code_fingerprint()}
     return hashlib.blake2b(json.dumps(decisive, sort_keys=True).encode(), digest_size=8).hexdigest()
 
 

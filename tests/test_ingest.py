@@ -273,6 +273,10 @@ def test_a_changed_input_discards_the_stale_work(inputs, tmp_path, monkeypatch):
     pbn = inputs / "mixed.pbn"
     os.utime(pbn, ns=(pbn.stat().st_atime_ns, pbn.stat().st_mtime_ns + 1))
     assert ingest.work_key(chunks, 7) != key
+    key = ingest.work_key(chunks, 7)
+    with monkeypatch.context() as patch:
+        patch.setattr(ingest, "code_fingerprint", lambda: "another parser version")
+        assert ingest.work_key(chunks, 7) != key
 
     out = tmp_path / "out"
     kill_after(monkeypatch, inputs, out, 4)
