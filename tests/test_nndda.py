@@ -87,9 +87,9 @@ def test_model_first_layer_equals_a_linear_layer_on_the_one_hot():
     assert NNDDAConfig(arch="mlp", nt_hidden=8).nt_hidden == 0  # an NT layer exists only in arch="suits"
 
 
-@pytest.mark.parametrize("head,nt_hidden", [("ce", 0), ("mse", 0), ("ce", 8)])
-def test_suits_model_permutes_its_outputs_exactly_with_the_suits(head, nt_hidden):
-    model = NNDDA(NNDDAConfig(hidden=16, layers=3, head=head, arch="suits", nt_hidden=nt_hidden)).eval()
+@pytest.mark.parametrize("head,nt_hidden,nt_pool", [("ce", 0, "mean"), ("mse", 0, "mean"), ("ce", 8, "mean"), ("ce", 8, "meanmax")])
+def test_suits_model_permutes_its_outputs_exactly_with_the_suits(head, nt_hidden, nt_pool):
+    model = NNDDA(NNDDAConfig(hidden=16, layers=3, head=head, arch="suits", nt_hidden=nt_hidden, nt_pool=nt_pool)).eval()
     owners = torch.from_numpy(random_owners(6, 2))
     with torch.no_grad():
         out = model(owners)
@@ -101,19 +101,20 @@ def test_suits_model_permutes_its_outputs_exactly_with_the_suits(head, nt_hidden
         assert not torch.allclose(rotated, symmetry.transform_cells(out, int(symmetry.GROUPS["rot"][1])), atol=1e-3)
 
 
-@pytest.mark.parametrize("variant", [["arch=mlp"], ["nt_hidden=0"]])
-def test_other_variants_learn_the_toy_labels(toy_store, tmp_path, variant):
-    metrics = nndda_train.run(["--dd", str(toy_store), "--out", str(tmp_path)] + TINY + [x for v in variant for x in ("--set", v)])
+@pytest.mark.parametrize("variant,config", [("arch=mlp", ("mlp", 0, "mean")), ("nt_hidden=0", ("suits", 0, "mean")),
+                                            ("nt_pool=meanmax", ("suits", 128, "meanmax"))])
+def test_other_variants_learn_the_toy_labels(toy_store, tmp_path, variant, config):
+    metrics = nndda_train.run(["--dd", str(toy_store), "--out", str(tmp_path)] + TINY + ["--set", variant])
     test = metrics["test"]["id"]
     assert test["exact"] > 0.8 and test["within1"] > 0.97, test
-    config = DDEstimator.load(tmp_path / "nndda.pt").model.config
-    assert (config.arch, config.nt_hidden) == (("mlp", 0) if variant == ["arch=mlp"] else ("suits", 0))
+    saved = DDEstimator.load(tmp_path / "nndda.pt").model.config
+    assert (saved.arch, saved.nt_hidden, saved.nt_pool) == config
 
 
 @pytest.mark.parametrize("saved", [{"hidden": 16, "layers": 2, "head": "ce"},  # before `arch`: an MLP
                                    {"hidden": 16, "layers": 2, "head": "ce", "arch": "suits"}])  # before `nt_hidden`
 def test_model_files_from_before_a_config_field_load_as_what_they_are(tmp_path, saved):
-    model = NNDDA(NNDDAConfig(**{"arch": "mlp", "nt_hidden": 0} | saved))
+    model = NNDDA(NNDDAConfig(**{"arch": "mlp", "nt_hidden": 0, "nt_pool": "mean"} | saved))
     torch.save({"model_config": saved, "model": model.state_dict()}, tmp_path / "old.pt")
     owners = random_owners(4, 3)
     estimator = DDEstimator.load(tmp_path / "old.pt")

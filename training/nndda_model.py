@@ -26,13 +26,15 @@ class NNDDAConfig:
     layers: int = 3  # hidden layers
     head: str = "ce"  # "ce": a distribution over 0..13 per cell; "mse": regression of the tricks
     arch: str = "suits"  # "suits" | "mlp" (see the module docstring)
-    nt_hidden: int = 128  # suits: a hidden layer of this size between the mean over suits and NT's cells (0: none)
+    nt_hidden: int = 128  # suits: a hidden layer of this size between the pooled suits and NT's cells (0: none)
+    nt_pool: str = "mean"  # suits: how NT sees the four suits: "mean", or "meanmax" (mean and max side by side)
 
     # What model files saved before a field existed meant by it (see DDEstimator.load).
-    LEGACY = {"arch": "mlp", "nt_hidden": 0}
+    LEGACY = {"arch": "mlp", "nt_hidden": 0, "nt_pool": "mean"}
 
     def __post_init__(self):
-        if self.head not in ("ce", "mse") or self.arch not in ("mlp", "suits") or min(self.layers, self.hidden) < 1 or self.nt_hidden < 0:
+        if (self.head not in ("ce", "mse") or self.arch not in ("mlp", "suits") or self.nt_pool not in ("mean", "meanmax")
+                or min(self.layers, self.hidden) < 1 or self.nt_hidden < 0):
             raise ValueError(f"bad NN-DDA config {asdict(self)}")
         if self.arch == "mlp":
             self.nt_hidden = 0  # the MLP reads every cell from its last layer: no NT layer
@@ -76,11 +78,12 @@ class NNDDA(nn.Module):
             nn.init.normal_(self.cards.weight, std=13**-0.5)
             self.mix = nn.Sequential(*[SuitMix(hidden) for _ in range(config.layers - 1)])
             self.trump_head = nn.Linear(hidden, 4 * per_cell)  # a suit strain's 4 declarers, from that suit
-            # NT's 4 declarers, from the mean over suits
+            # NT's 4 declarers, from the suits pooled (a max sees "some suit runs" that a mean blurs)
+            pooled = hidden * (2 if config.nt_pool == "meanmax" else 1)
             if config.nt_hidden:
-                self.nt_head = nn.Sequential(nn.Linear(hidden, config.nt_hidden), nn.ReLU(), nn.Linear(config.nt_hidden, 4 * per_cell))
+                self.nt_head = nn.Sequential(nn.Linear(pooled, config.nt_hidden), nn.ReLU(), nn.Linear(config.nt_hidden, 4 * per_cell))
             else:
-                self.nt_head = nn.Linear(hidden, 4 * per_cell)
+                self.nt_head = nn.Linear(pooled, 4 * per_cell)
             self.register_buffer("card_index", torch.arange(13), persistent=False)
         self.bias = nn.Parameter(torch.zeros(hidden))
         if config.head == "mse":
@@ -97,7 +100,10 @@ class NNDDA(nn.Module):
             n = owners.shape[0]
             per_suit = owners.long().view(n * 4, 13) * 13 + self.card_index
             h = self.mix(torch.relu(self.cards(per_suit).view(n, 4, -1) + self.bias))
-            strains = torch.cat([self.trump_head(h), self.nt_head(h.mean(1, keepdim=True))], 1)  # [B, strain, 4 * per_cell]
+            pooled = h.mean(1, keepdim=True)
+            if self.config.nt_pool == "meanmax":
+                pooled = torch.cat([pooled, h.amax(1, keepdim=True)], 2)
+            strains = torch.cat([self.trump_head(h), self.nt_head(pooled)], 1)  # [B, strain, 4 * per_cell]
             out = strains.view(n, 5, 4, -1).transpose(1, 2).reshape(n, -1)
         return out.view(-1, 20, TRICKS) if self.config.head == "ce" else out
 

@@ -47,7 +47,8 @@ DEFAULTS = {
     "arch": NNDDAConfig.arch,  # mlp | suits (nndda_model.py)
     "hidden": NNDDAConfig.hidden,  # the default size meets >= 100k deals/s on 2 cores
     "layers": NNDDAConfig.layers,
-    "nt_hidden": NNDDAConfig.nt_hidden,  # suits: a hidden layer for the NT cells (0: linear from the suits' mean)
+    "nt_hidden": NNDDAConfig.nt_hidden,  # suits: a hidden layer for the NT cells (0: linear from the pooled suits)
+    "nt_pool": NNDDAConfig.nt_pool,  # suits: mean | meanmax, what the NT cells see of the four suits
     "head": NNDDAConfig.head,  # ce (a distribution per cell) | mse
     "augment": True,  # a random exact DD symmetry per training example
     "batch_size": 1024,
