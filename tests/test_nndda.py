@@ -101,8 +101,8 @@ def test_suits_model_permutes_its_outputs_exactly_with_the_suits(head, nt_hidden
         assert not torch.allclose(rotated, symmetry.transform_cells(out, int(symmetry.GROUPS["rot"][1])), atol=1e-3)
 
 
-@pytest.mark.parametrize("variant,config", [("arch=mlp", ("mlp", 0, "mean")), ("nt_hidden=0", ("suits", 0, "mean")),
-                                            ("nt_pool=meanmax", ("suits", 128, "meanmax"))])
+@pytest.mark.parametrize("variant,config", [("arch=mlp", ("mlp", 0, "meanmax")), ("nt_hidden=0", ("suits", 0, "meanmax")),
+                                            ("nt_pool=mean", ("suits", 128, "mean"))])
 def test_other_variants_learn_the_toy_labels(toy_store, tmp_path, variant, config):
     metrics = nndda_train.run(["--dd", str(toy_store), "--out", str(tmp_path)] + TINY + ["--set", variant])
     test = metrics["test"]["id"]

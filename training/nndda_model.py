@@ -7,8 +7,9 @@ Two architectures (NNDDAConfig.arch):
   mlp    the paper's dense network on the 4x52 (seat, card) one-hot.
   suits  built on the suit symmetry of double dummy: one shared encoder per suit (its 13 cards and
          who holds each), layers that mix each suit with the mean of all four (a DeepSets layer),
-         the four suit strains read from their own suit's features and NT from the mean. Permuting
-         the suits permutes its outputs exactly, so none of its capacity goes to learning that."""
+         the four suit strains read from their own suit's features and NT from the suits' mean and
+         max. Permuting the suits permutes its outputs exactly, so none of its capacity goes to
+         learning that."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ class NNDDAConfig:
     head: str = "ce"  # "ce": a distribution over 0..13 per cell; "mse": regression of the tricks
     arch: str = "suits"  # "suits" | "mlp" (see the module docstring)
     nt_hidden: int = 128  # suits: a hidden layer of this size between the pooled suits and NT's cells (0: none)
-    nt_pool: str = "mean"  # suits: how NT sees the four suits: "mean", or "meanmax" (mean and max side by side)
+    nt_pool: str = "meanmax"  # suits: how NT sees the four suits: "meanmax" (mean and max side by side) or "mean"
 
     # What model files saved before a field existed meant by it (see DDEstimator.load).
     LEGACY = {"arch": "mlp", "nt_hidden": 0, "nt_pool": "mean"}
