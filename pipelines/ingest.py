@@ -10,9 +10,9 @@ runner works (see README: Flink, Spark, Dataflow through the portable runner).
 
 Each parsed chunk is committed to `_work/KEY/` (its rows as part files, then a marker with its
 counts), KEY a hash of the planned chunks, the input files' sizes and mtimes, --rows-per-shard and
-the parsing code (`code_fingerprint`). A killed run resumes: the rerun parses only the chunks without a marker. At the end the parts are
-compacted in plan order into shards of --rows-per-shard rows, so a resumed run writes the same
-shards as an uninterrupted one, and `_work/KEY/` is removed.
+the parsing code (`code_fingerprint`). A killed run resumes: the rerun parses only the chunks
+without a marker. At the end the parts are compacted in plan order into shards of --rows-per-shard
+rows, so a resumed run writes the same shards as an uninterrupted one, and `_work/KEY/` is removed.
 """
 
 from __future__ import annotations
