@@ -23,10 +23,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bridgeflow.training.bidder import Bidder
-from bridgeflow.training.bsm_data import load_corpus
-from bridgeflow.training.bsm_toy import write_toy_records
-from bridgeflow.training.bsm_train import load_config, train
+from bridgeflow.training.bidding.bidder import Bidder
+from bridgeflow.training.bidding.bsm_data import load_corpus
+from bridgeflow.training.bidding.bsm_train import load_config, train
+from bridgeflow.training.scaffolding.bsm_toy import write_toy_records
 
 
 def peak_rss_mib() -> float:

@@ -20,8 +20,8 @@ import numpy as np
 import torch
 
 from bridgeflow.dataset.dd import Solver
-from bridgeflow.training.dd_estimator import DDEstimator
-from bridgeflow.training.nndda_model import NNDDA, NNDDAConfig
+from bridgeflow.training.dd.dd_estimator import DDEstimator
+from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
 
 
 def random_owners(n: int, seed: int) -> np.ndarray:

@@ -18,9 +18,14 @@ from collections import Counter
 import numpy as np
 
 from bridgeflow.dataset.auction import replay
-from bridgeflow.dataset.encodings import duplicate_dealer, duplicate_vulnerability, hcp_by_seat, suit_lengths
-from bridgeflow.dataset.synth import random_owner
-from bridgeflow.training.rule_bidder import RuleBidder
+from bridgeflow.dataset.encodings import (
+    duplicate_dealer,
+    duplicate_vulnerability,
+    hcp_by_seat,
+    random_owner,
+    suit_lengths,
+)
+from bridgeflow.training.bidding.rule_bidder import RuleBidder
 
 
 def _boards(deals: int, seed: int) -> list[tuple[np.ndarray, int, int]]:

@@ -22,13 +22,12 @@ import pyarrow.parquet as pq
 import torch
 
 from bridgeflow.dataset.dd import Solver
-from bridgeflow.dataset.encodings import deal_id
-from bridgeflow.dataset.synth import random_owner
-from bridgeflow.training import evaluate as ev
-from bridgeflow.training.bsm_model import BSM, BSMConfig
-from bridgeflow.training.dd_oracle import dd_store_table
-from bridgeflow.training.nndda_model import NNDDA, NNDDAConfig
-from bridgeflow.training.search import SearchConfig, load_section
+from bridgeflow.dataset.encodings import deal_id, random_owner
+from bridgeflow.dataset.labels import dd_store_table
+from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
+from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
+from bridgeflow.training.evaluation import evaluate as ev
+from bridgeflow.training.search.monte_carlo import SearchConfig, load_section
 
 
 def tiny_setup(folder: Path, boards: int) -> tuple[Path, Path, Path]:

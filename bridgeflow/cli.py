@@ -9,15 +9,15 @@ import sys
 
 # verb -> (module with run(argv), one-line help)
 VERBS = {
-    "synth": ("bridgeflow.dataset.synth", "generate the synthetic corpus (random deals, PBN/LIN)"),
+    "synth": ("bridgeflow.pipelines.synth", "generate the synthetic corpus (random deals, PBN/LIN)"),
     "ingest": ("bridgeflow.pipelines.ingest", "parse PBN/LIN/OpenSpiel files into Parquet shards (Beam)"),
     "ddlabel": ("bridgeflow.pipelines.ddlabel", "double-dummy tables and par for every distinct deal (Beam + DDS, or NN-DDA estimates)"),
     "catalog": ("bridgeflow.dataset.catalog", "build the DuckDB catalog (views + macros) over the shards"),
-    "bsm": ("bridgeflow.training.bsm_train", "train the bidding system model (BSM): next call + hand understanding"),
-    "nndda": ("bridgeflow.training.nndda_train", "train NN-DDA, the fast neural DD estimator, on the DD store"),
-    "bid": ("bridgeflow.training.search", "Monte Carlo bidding search for one decision, with its evidence"),
-    "evaluate": ("bridgeflow.training.evaluate", "duplicate match in IMPs on DD-scored test boards"),
-    "explain": ("bridgeflow.training.explain", "a trained BSM's call probabilities and beliefs for one hand (PNG + text)"),
+    "bsm": ("bridgeflow.training.bidding.bsm_train", "train the bidding system model (BSM): next call + hand understanding"),
+    "nndda": ("bridgeflow.training.dd.nndda_train", "train NN-DDA, the fast neural DD estimator, on the DD store"),
+    "bid": ("bridgeflow.training.search.monte_carlo", "Monte Carlo bidding search for one decision, with its evidence"),
+    "evaluate": ("bridgeflow.training.evaluation.evaluate", "duplicate match in IMPs on DD-scored test boards"),
+    "explain": ("bridgeflow.training.bidding.explain", "a trained BSM's call probabilities and beliefs for one hand (PNG + text)"),
 }
 
 

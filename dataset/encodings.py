@@ -154,6 +154,16 @@ def deal_id(owner: np.ndarray | Sequence[int]) -> int:
     return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
 
 
+_SEATS_PER_CARD = np.repeat(np.arange(4, dtype=np.int8), 13)
+
+
+def random_owner(seed: int, index: int) -> np.ndarray:
+    """int8[52]: the seat of each card of synthetic board `index`, a pure function of (seed, index)
+    (DESIGN.md: determinism), so any board of a corpus can be regenerated alone."""
+    rng = np.random.default_rng([seed, index])
+    return _SEATS_PER_CARD[rng.permutation(52)]
+
+
 def owner_from_hands(hands: Sequence[Sequence[int]]) -> np.ndarray:
     """Four lists of card indices (N, E, S, W) -> int8[52] owner; cards not held stay -1."""
     owner = np.full(52, -1, dtype=np.int8)

@@ -16,6 +16,8 @@ from .record import BoardRecord, Rejected
 
 # Fixed lengths (52, 20, 4, 16) are documented, not typed: Parquet has no fixed-size list, and a
 # null fixed-size list does not read back.
+# How every Parquet file of the project is written (shards, parts, label stores).
+PARQUET_OPTIONS = {"compression": "zstd", "row_group_size": 64 * 1024}
 OWNER = pa.list_(pa.int8())  # 52
 DD_TABLE = pa.list_(pa.int8())  # 20
 CARD_SUIT = np.arange(52) // 13

@@ -4,10 +4,9 @@
         [--split all|train|valid|test] [--estimator dds|nn --nndda data/nndda]
 
 writes into `--out`:
-  labels/       one DD_LABELS row per deal_id (deal, DD table, par for all 16 dealer x vulnerability,
-                solver and version). `part-*.parquet` files are committed batch by batch while
-                solving and compacted into few large `shard-*.parquet`. A crash can leave a committed
-                deal in two files (never in none): read with `read_labels`, which keeps one per deal_id.
+  labels/       the label store (`dataset.labels`): one DD_LABELS row per deal_id (deal, DD table,
+                par for all 16 dealer x vulnerability, solver and version), committed batch by
+                batch while solving and compacted at the end. Read it with `dataset.labels.read_labels`.
   quarantine/   DD_QUARANTINE: deals left unlabelled (not a full deal, DDS rejected it or died on it).
   mismatches/   DD_MISMATCHES: records whose own DD table (`dd_tricks`) disagrees with the solver.
   summary.json  what the last run did (deals in, already labelled, solved, ..., seconds).
@@ -27,7 +26,7 @@ e.g. an exact evaluation set without paying DDS for the other 90%; the other dea
 of times faster. Its rows say solver "nn-dda" and solver_version "nn-dda:<hash of the model file>",
 with par from the estimated table, and go into `--out` like exact rows: give estimates their own
 `--out` unless you want them mixed in. An estimate never counts as a label for an exact run: that
-run solves the deal with DDS and the exact row supersedes the estimate (`read_labels` and
+run solves the deal with DDS and the exact row supersedes the estimate (`dataset.labels.read_labels` and
 compaction keep a deal_id's "dds" row over an "nn-dda" one). An nn run skips deals with an exact row
 (in `--out` or a `--store`) or any estimate in `--out` (a new model: a new `--out`). Source DD tables
 are cross-checked against exact tables only, never against estimates. Consumers that need exact
@@ -54,135 +53,34 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+import torch
 from apache_beam.metrics.metric import MetricsFilter
 
 from bridgeflow.dataset import dd
 from bridgeflow.dataset.encodings import deal_id as deal_id_of
 from bridgeflow.dataset.encodings import split_of
+from bridgeflow.dataset.labels import (
+    ESTIMATOR_NAME,
+    LabelStore,
+    exact_rows,
+    label_files,
+    label_row,
+    par_columns,
+    read_label_file,
+)
 from bridgeflow.dataset.record import Reason, RecordError
 from bridgeflow.dataset.schema import DD_LABELS, DD_MISMATCHES, DD_QUARANTINE
-from bridgeflow.dataset.scoring import par_all
 from bridgeflow.pipelines.runner import add_runner_arguments, pipeline_options
-from bridgeflow.pipelines.shards import (PARQUET_OPTIONS, WriteParquetShards, lock_output, number_shards, publish,
-                                         write_json, write_table)
+from bridgeflow.pipelines.shards import WriteParquetShards, lock_output, number_shards, publish, write_json, write_table
+from bridgeflow.training.dd.dd_estimator import DDEstimator
 
 LOG = logging.getLogger("bridgeflow.ddlabel")
 NAMESPACE = "ddlabel"  # Beam counters
 DEAL_ID_MISMATCH = "deal_id_mismatch"  # a record whose deal_id is not the hash of its owner
-ESTIMATOR_NAME = "nn-dda"  # the solver column of rows labelled by the network (--estimator nn)
 SPLITS = ("all", "train", "valid", "test")
 
 
-# ------------------------------------------------------------------ the label store on disk
-
-class LabelStore:
-    """`<root>/labels/`: parts committed while solving, shards after compaction.
-
-    Compaction is made safe against a kill at any moment by a journal: new shards are written
-    under temporary names, then the journal naming them and the files they replace is committed
-    by a rename, then it is applied (rename shards in, delete the old files). `recover` applies a
-    journal left by a kill and removes temporary files of writers that died."""
-
-    JOURNAL = ".compaction.json"
-
-    def __init__(self, root: str | Path):
-        self.dir = Path(root) / "labels"
-
-    def files(self) -> list[Path]:
-        return sorted(self.dir.glob("*.parquet"))
-
-    def parts(self) -> list[Path]:
-        return [path for path in self.files() if not path.name.startswith("shard-")]
-
-    def small_shards(self, rows_per_shard: int) -> list[Path]:
-        return [path for path in self.files() if path.name.startswith("shard-")
-                and pq.ParquetFile(path).metadata.num_rows < rows_per_shard // 2]
-
-    def recover(self) -> None:
-        """Finish an interrupted compaction; drop temporary files (call with no writer running)."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        journal = self.dir / self.JOURNAL
-        if journal.exists():
-            self._apply(json.loads(journal.read_text()))
-        for stray in self.dir.glob(".*"):
-            stray.unlink()
-
-    def compact(self, inputs: list[Path], rows_per_shard: int) -> list[Path]:
-        """Merge `inputs` into shards of at most `rows_per_shard` rows (one row per deal_id, sorted)."""
-        if not inputs:
-            return []
-        table = dedupe(pa.concat_tables([_read_label_file(path) for path in inputs]))
-        table = table.sort_by("deal_id")
-        token = uuid.uuid4().hex[:12]
-        new = []
-        for index, start in enumerate(range(0, table.num_rows, rows_per_shard)):
-            name = f"shard-{token}-{index:04d}.parquet"
-            pq.write_table(table.slice(start, rows_per_shard), self.dir / f".{name}.tmp", **PARQUET_OPTIONS)
-            new.append(name)
-        plan = {"new": new, "old": [path.name for path in inputs]}
-        journal = self.dir / self.JOURNAL
-        temporary = self.dir / f"{self.JOURNAL}.tmp"
-        temporary.write_text(json.dumps(plan))
-        os.replace(temporary, journal)  # the commit point
-        self._apply(plan)
-        return [self.dir / name for name in new]
-
-    def _apply(self, plan: dict) -> None:
-        for name in plan["new"]:
-            temporary = self.dir / f".{name}.tmp"
-            if temporary.exists():
-                os.replace(temporary, self.dir / name)
-        for name in plan["old"]:
-            if name not in plan["new"]:
-                (self.dir / name).unlink(missing_ok=True)
-        (self.dir / self.JOURNAL).unlink()
-
-
-def _read_label_file(path: Path) -> pa.Table:
-    return pq.read_table(path).select(DD_LABELS.names).cast(DD_LABELS)
-
-
-def dedupe(table: pa.Table) -> pa.Table:
-    """One row per deal_id: its first exact ("dds") row, else its first row, so an exact label
-    supersedes an estimate wherever the two lie."""
-    ids = table.column("deal_id").to_numpy()
-    estimated = pc.not_equal(table.column("solver"), dd.SOLVER_NAME).to_numpy(zero_copy_only=False)
-    order = np.lexsort((np.arange(len(ids)), estimated))  # exact rows first, else file order
-    _, first = np.unique(ids[order], return_index=True)
-    return table if len(first) == len(ids) else table.take(np.sort(order[first]))
-
-
-def label_files(store: str | Path) -> list[Path]:
-    """The label files of a DD store folder (its labels/, or Parquet files right in it)."""
-    store = Path(store)
-    if (store / "labels").is_dir():
-        return LabelStore(store).files()
-    return sorted(store.glob("*.parquet"))
-
-
-def read_labels(*stores: str | Path) -> pa.Table:
-    """All labels of some DD stores, one row per deal_id (an exact row wins over an estimate,
-    then the first store that has it)."""
-    tables = [_read_label_file(path) for store in stores for path in label_files(store)]
-    return dedupe(pa.concat_tables(tables)) if tables else DD_LABELS.empty_table()
-
-
 # ------------------------------------------------------------------ rows
-
-def par_columns(table: np.ndarray) -> tuple[list[int], list[str]]:
-    """Par score (North-South) and contracts for all 16 dealer x vulnerability, index dealer*4+vul,
-    from the DD table (never solved again for par)."""
-    pars = par_all(np.asarray(table).reshape(4, 5))
-    return [par.score for par in pars], [",".join(map(str, par.contracts)) or "pass" for par in pars]
-
-
-def label_row(deal_id: int, owner: np.ndarray, table: np.ndarray, solver: str, version: str) -> dict:
-    scores, contracts = par_columns(table)
-    return {
-        "deal_id": deal_id, "owner": owner.tolist(), "dd_tricks": table.tolist(),
-        "par_score": scores, "par_contracts": contracts, "solver": solver, "solver_version": version,
-    }
-
 
 def mismatch_rows(deal_id: int, checks: list[tuple[int, list]], table: bytes):
     """Records whose given DD cells (None = unknown) differ from the solver's table."""
@@ -251,7 +149,7 @@ class ReadLabels(beam.DoFn):
     def process(self, path: str):
         if self.tag == "o":
             table = pq.read_table(path, columns=["deal_id", "dd_tricks", "solver"])
-            exact = _exact(table)
+            exact = exact_rows(table)
             cells = exact.column("dd_tricks").combine_chunks().flatten().to_numpy().astype(np.int8).reshape(-1, 20)
             for deal, table_cells in zip(exact.column("deal_id").to_pylist(), cells):
                 yield deal, ("o", table_cells.tobytes())
@@ -260,12 +158,8 @@ class ReadLabels(beam.DoFn):
                 for deal in estimated.column("deal_id").to_pylist():
                     yield deal, ("e",)
         else:
-            for row in _exact(_read_label_file(Path(path))).to_pylist():
+            for row in exact_rows(read_label_file(Path(path))).to_pylist():
                 yield row["deal_id"], ("s", row)
-
-
-def _exact(table: pa.Table) -> pa.Table:
-    return table.filter(pc.equal(table.column("solver"), dd.SOLVER_NAME))
 
 
 class Classify(beam.DoFn):
@@ -444,10 +338,6 @@ class Estimate(beam.DoFn):
         self.estimator = None
 
     def setup(self):
-        import torch
-
-        from bridgeflow.training.dd_estimator import DDEstimator
-
         torch.set_num_threads(1)  # one worker process per core already
         self.estimator = DDEstimator.load(self.model_file)
 
@@ -654,8 +544,6 @@ def label_deals(args: argparse.Namespace, beam_args: list[str], out: Path) -> di
     inputs = record_files(args.records)
     estimator_version = None
     if args.estimator == "nn":  # load it here too: a bad model fails before any work
-        from bridgeflow.training.dd_estimator import DDEstimator
-
         estimator_version = DDEstimator.load(model_file(args.nndda)).solver_version
     out_files = [str(path) for path in store.files()]
     store_files = [str(path) for spec in args.store for path in label_files(spec)]

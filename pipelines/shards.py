@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
 
-PARQUET_OPTIONS = {"compression": "zstd", "row_group_size": 64 * 1024}
+from bridgeflow.dataset.schema import PARQUET_OPTIONS
 
 
 @contextmanager

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from bridgeflow.dataset.auction import IllegalCall, replay
+from bridgeflow.dataset.auction import IllegalCall, auction_status, replay
 from bridgeflow.dataset.encodings import parse_call
 
 
@@ -72,3 +74,16 @@ def test_replaying_legal_calls_always_terminates_with_consistent_mask(dealer, ch
         assert not state.legal_mask().any()
     else:
         assert state.legal_mask()[0]
+
+
+def test_auction_status_flags_illegal_and_unfinished():
+    calls = np.array([
+        [3, 0, 0, 0, -1],   # 1C P P P: legal, finished
+        [3, 0, 0, -1, -1],  # unfinished
+        [3, 3, 0, 0, 0],    # 1C 1C: insufficient
+        [0, 1, 0, 0, 0],    # double with no bid
+        [3, 1, 2, 0, 0],    # 1C X XX: legal, unfinished
+    ], np.int16)
+    legal, finished = auction_status(calls, np.zeros(5, np.int64))
+    assert legal.tolist() == [True, True, False, False, True]
+    assert finished[[0, 1, 4]].tolist() == [True, False, False]

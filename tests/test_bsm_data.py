@@ -12,13 +12,24 @@ import pytest
 
 from bridgeflow.dataset.auction import AuctionState
 from bridgeflow.dataset.encodings import (
-    PASS, hcp_by_seat, is_vulnerable, split_of, suit_lengths,
+    PASS,
+    hcp_by_seat,
+    is_vulnerable,
+    random_owner,
+    split_of,
+    suit_lengths,
 )
 from bridgeflow.dataset.schema import RECORDS
-from bridgeflow.dataset.synth import random_owner
-from bridgeflow.training import bsm_data
-from bridgeflow.training.bsm_data import OUR_CARD_IN_OPENSPIEL, SPLITS, Corpus, batch_rows, build_cache, load_corpus
-from bridgeflow.training.bsm_toy import toy_rows, write_toy_records
+from bridgeflow.training.bidding import bsm_data
+from bridgeflow.training.bidding.bsm_data import (
+    OUR_CARD_IN_OPENSPIEL,
+    SPLITS,
+    Corpus,
+    batch_rows,
+    build_cache,
+    load_corpus,
+)
+from bridgeflow.training.scaffolding.bsm_toy import toy_rows, write_toy_records
 
 
 def random_auction(rng: np.random.Generator, dealer: int) -> list[int]:
@@ -119,19 +130,6 @@ def test_openspiel_features_match_reference(random_corpus):
         np.testing.assert_array_equal(batch["x480"][n], expected)
     # the MLP's hand features read the hand back in our card order
     np.testing.assert_array_equal(batch["x480"][:, 428:][:, OUR_CARD_IN_OPENSPIEL], batch["static"][batch["row"], :52])
-
-
-def test_auction_status_flags_illegal_and_unfinished():
-    calls = np.array([
-        [3, 0, 0, 0, -1],   # 1C P P P: legal, finished
-        [3, 0, 0, -1, -1],  # unfinished
-        [3, 3, 0, 0, 0],    # 1C 1C: insufficient
-        [0, 1, 0, 0, 0],    # double with no bid
-        [3, 1, 2, 0, 0],    # 1C X XX: legal, unfinished
-    ], np.int16)
-    legal, finished = bsm_data.auction_status(calls, np.zeros(5, np.int64))
-    assert legal.tolist() == [True, True, False, False, True]
-    assert finished[[0, 1, 4]].tolist() == [True, False, False]
 
 
 def test_unusable_records_are_dropped(tmp_path):

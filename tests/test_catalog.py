@@ -13,9 +13,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from bridgeflow.dataset import catalog, schema, scoring, synth
+from bridgeflow.dataset import catalog, schema, scoring
 from bridgeflow.dataset.encodings import hcp_by_seat
-from bridgeflow.pipelines import ingest
+from bridgeflow.pipelines import ingest, synth
 from bridgeflow.pipelines.shards import write_table
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from bridgeflow.dataset import ddformats
 from bridgeflow.dataset.encodings import deal_id, owner_from_hands
+from bridgeflow.dataset.labels import read_labels
 from bridgeflow.dataset.pbn import parse_pbn
 from bridgeflow.dataset.record import BoardRecord, Reason, RecordError, Rejected
 from bridgeflow.dataset.schema import RECORDS, record_id, records_row
@@ -110,7 +111,7 @@ def run_labeller(tmp: Path, oracle: Path, sources: dict) -> dict:
     given = build_records(oracle, sources, tmp / "records" / "oracle.parquet")
     summary = ddlabel.run(["--records", str(tmp / "records"), "--out", str(tmp / "dd"),
                            "--workers", str(os.cpu_count() or 1)])
-    labels = {row["deal_id"]: row for row in ddlabel.read_labels(tmp / "dd").to_pylist()}
+    labels = {row["deal_id"]: row for row in read_labels(tmp / "dd").to_pylist()}
     mismatches = [row for path in sorted((tmp / "dd" / "mismatches").glob("*.parquet"))
                   for row in pq.read_table(path).to_pylist()]
     quarantine = [row for path in sorted((tmp / "dd" / "quarantine").glob("*.parquet"))

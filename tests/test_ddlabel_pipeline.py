@@ -17,17 +17,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import torch
+from test_dd import SORTED, cheap_deals
 
-from bridgeflow.dataset import dd
+from bridgeflow.dataset import dd, labels
 from bridgeflow.dataset.encodings import deal_id, split_of
 from bridgeflow.dataset.record import BoardRecord
 from bridgeflow.dataset.schema import DD_LABELS, RECORDS, record_id, records_row
 from bridgeflow.dataset.scoring import par_all
 from bridgeflow.pipelines import ddlabel
-from bridgeflow.training.dd_estimator import DDEstimator
-from bridgeflow.training.nndda_model import NNDDA, NNDDAConfig
-
-from test_dd import SORTED, cheap_deals
+from bridgeflow.training.dd.dd_estimator import DDEstimator
+from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -147,7 +146,7 @@ def test_store_labels_are_reused_and_copied(tmp_path, reference):
     found = labels_of(tmp_path / "dd")
     assert set(found) == {deal_id(owner) for owner in deals[3:9]}
     assert all(found[deal]["dd_tricks"] == tables[deal].tolist() for deal in found)
-    assert len(ddlabel.read_labels(tmp_path / "dd", tmp_path / "store")) == 9
+    assert len(labels.read_labels(tmp_path / "dd", tmp_path / "store")) == 9
 
 
 def test_sigkill_mid_run_loses_no_committed_batch(tmp_path):
@@ -164,7 +163,7 @@ def test_sigkill_mid_run_loses_no_committed_batch(tmp_path):
     os.killpg(process.pid, signal.SIGKILL)  # the driver, its Beam workers and their DDS processes
     process.wait()
     assert not (out / "summary.json").exists(), "the run finished before it could be killed"
-    committed = ddlabel.read_labels(out)
+    committed = labels.read_labels(out)
     assert 5 <= committed.num_rows < len(deals)
     for path in (out / "labels").glob("*.parquet"):  # whatever is visible is whole
         assert pq.read_table(path).num_rows > 0
@@ -185,21 +184,21 @@ def fake_labels(ids, solver: str = "dds") -> pa.Table:
 
 
 def test_compaction_is_atomic_under_a_kill_at_any_step(tmp_path, monkeypatch):
-    store = ddlabel.LabelStore(tmp_path)
+    store = labels.LabelStore(tmp_path)
     store.recover()
     for name, ids in (("part-a.parquet", [1, 2]), ("part-b.parquet", [2, 3])):
         pq.write_table(fake_labels(ids), store.dir / name)
-    assert sorted(ddlabel.read_labels(tmp_path).column("deal_id").to_pylist()) == [1, 2, 3]
+    assert sorted(labels.read_labels(tmp_path).column("deal_id").to_pylist()) == [1, 2, 3]
 
     # Killed after the new shards are written, before the journal is committed: nothing changes.
     real_replace = os.replace
 
     def killed_at_commit(source, target):
-        if Path(target).name == ddlabel.LabelStore.JOURNAL:
+        if Path(target).name == labels.LabelStore.JOURNAL:
             raise KeyboardInterrupt
         real_replace(source, target)
 
-    monkeypatch.setattr(ddlabel.os, "replace", killed_at_commit)
+    monkeypatch.setattr(labels.os, "replace", killed_at_commit)
     with pytest.raises(KeyboardInterrupt):
         store.compact(store.parts(), 2)
     monkeypatch.undo()
@@ -219,16 +218,16 @@ def test_compaction_is_atomic_under_a_kill_at_any_step(tmp_path, monkeypatch):
     (store.dir / ".compaction.json").write_text(json.dumps(journal))
     store.recover()
     assert store.files() == shards
-    assert ddlabel.read_labels(tmp_path).column("deal_id").to_pylist() == [1, 2, 3]
+    assert labels.read_labels(tmp_path).column("deal_id").to_pylist() == [1, 2, 3]
 
 
 def test_an_exact_label_supersedes_an_estimate_of_the_same_deal(tmp_path):
-    store = ddlabel.LabelStore(tmp_path)
+    store = labels.LabelStore(tmp_path)
     store.recover()
     pq.write_table(fake_labels([1, 2], solver="nn-dda"), store.dir / "part-a.parquet")  # read first
     pq.write_table(fake_labels([2, 3]), store.dir / "part-b.parquet")
     expected = {1: "nn-dda", 2: "dds", 3: "dds"}
-    assert {row["deal_id"]: row["solver"] for row in ddlabel.read_labels(tmp_path).to_pylist()} == expected
+    assert {row["deal_id"]: row["solver"] for row in labels.read_labels(tmp_path).to_pylist()} == expected
     store.compact(store.parts(), 10)
     assert {row["deal_id"]: row["solver"] for row in labels_of(tmp_path).values()} == expected
 
@@ -296,7 +295,7 @@ def test_split_labels_only_that_splits_deals(tmp_path, reference):
 
 
 def test_progress_line_names_deals_rate_and_eta(tmp_path, caplog):
-    store = ddlabel.LabelStore(tmp_path)
+    store = labels.LabelStore(tmp_path)
     store.recover()
     work = tmp_path / "_work" / "run1"
     work.mkdir(parents=True)
@@ -314,7 +313,7 @@ def test_progress_line_names_deals_rate_and_eta(tmp_path, caplog):
 
 
 def test_progress_line_of_an_nn_run_without_a_plan(tmp_path, caplog):
-    store = ddlabel.LabelStore(tmp_path)
+    store = labels.LabelStore(tmp_path)
     store.recover()
     work = tmp_path / "_work" / "run1"
     work.mkdir(parents=True)

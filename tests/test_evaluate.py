@@ -12,15 +12,14 @@ import pytest
 import torch
 
 from bridgeflow.dataset.auction import replay
-from bridgeflow.dataset.encodings import deal_id, duplicate_dealer, duplicate_vulnerability, parse_call
+from bridgeflow.dataset.encodings import deal_id, duplicate_dealer, duplicate_vulnerability, parse_call, random_owner
+from bridgeflow.dataset.labels import dd_store_table
 from bridgeflow.dataset.scoring import imps, score_ns
-from bridgeflow.dataset.synth import random_owner
-from bridgeflow.training import evaluate as ev
-from bridgeflow.training.agents import RuleAgent
-from bridgeflow.training.bsm_model import BSM, BSMConfig
-from bridgeflow.training.dd_oracle import dd_store_table
-from bridgeflow.training.nndda_model import NNDDA, NNDDAConfig
-from bridgeflow.training.search import SearchConfig
+from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
+from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
+from bridgeflow.training.evaluation import evaluate as ev
+from bridgeflow.training.evaluation.agents import RuleAgent
+from bridgeflow.training.search.monte_carlo import SearchConfig
 
 torch.set_num_threads(1)
 ONE_NT = parse_call("1NT")

@@ -10,11 +10,18 @@ import pytest
 import torch
 
 from bridgeflow.dataset.auction import IllegalCall
-from bridgeflow.dataset.encodings import SUITS, call_name, parse_auction, parse_call, parse_pbn_hand, parse_vulnerability
-from bridgeflow.training import explain
-from bridgeflow.training.bidder import Bidder
-from bridgeflow.training.bsm_toy import write_toy_records
-from bridgeflow.training.bsm_train import run as train_run
+from bridgeflow.dataset.encodings import (
+    SUITS,
+    call_name,
+    parse_auction,
+    parse_call,
+    parse_pbn_hand,
+    parse_vulnerability,
+)
+from bridgeflow.training.bidding import explain
+from bridgeflow.training.bidding.bidder import Bidder
+from bridgeflow.training.bidding.bsm_train import run as train_run
+from bridgeflow.training.scaffolding.bsm_toy import write_toy_records
 
 torch.set_num_threads(1)
 HAND = "K843.Q92.A75.J64"

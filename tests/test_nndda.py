@@ -11,10 +11,11 @@ import pytest
 import torch
 
 from bridgeflow.dataset.encodings import CARD_HCP, deal_id
-from bridgeflow.training import nndda_train, symmetry
-from bridgeflow.training.dd_estimator import DDEstimator
-from bridgeflow.training.dd_oracle import dd_store_table, load_oracle, read_source
-from bridgeflow.training.nndda_model import NNDDA, NNDDAConfig
+from bridgeflow.dataset.labels import dd_store_table
+from bridgeflow.training.dd import nndda_train, symmetry
+from bridgeflow.training.dd.dd_estimator import DDEstimator
+from bridgeflow.training.dd.dd_oracle import load_oracle, read_source
+from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
 
 torch.set_num_threads(1)
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from bridgeflow.dataset import catalog, synth
-from bridgeflow.pipelines import ddlabel, ingest
+from bridgeflow.dataset import catalog
+from bridgeflow.pipelines import ddlabel, ingest, synth
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from bridgeflow.dataset.auction import replay
 from bridgeflow.dataset.encodings import DOUBLE, PASS, N, call_name, hands_from_owner, parse_call, parse_pbn_hand
-from bridgeflow.training.rule_bidder import FALLBACK, Hand, RuleBidder, RuleTable, _Auction, rule
+from bridgeflow.training.bidding.rule_bidder import FALLBACK, Hand, RuleBidder, RuleTable, _Auction, rule
 
 BIDDER = RuleBidder()
 

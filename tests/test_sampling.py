@@ -9,12 +9,16 @@ import numpy as np
 import pytest
 import torch
 
-from bridgeflow.dataset.encodings import CARD_HCP, parse_call, parse_pbn_hand
-from bridgeflow.dataset.synth import random_owner
-from bridgeflow.training.bidder import Bidder
-from bridgeflow.training.bsm_model import BSM, BSMConfig
-from bridgeflow.training.sampling import (
-    call_log_likelihoods, conditional_bernoulli, sample_deals, sample_lengths, sample_opponents, sample_partner,
+from bridgeflow.dataset.encodings import CARD_HCP, parse_call, parse_pbn_hand, random_owner
+from bridgeflow.training.bidding.bidder import Bidder
+from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
+from bridgeflow.training.search.sampling import (
+    call_log_likelihoods,
+    conditional_bernoulli,
+    sample_deals,
+    sample_lengths,
+    sample_opponents,
+    sample_partner,
 )
 
 torch.set_num_threads(1)

@@ -10,18 +10,20 @@ import pytest
 import torch
 
 from bridgeflow.dataset.auction import replay
-from bridgeflow.dataset.encodings import parse_auction, parse_call, parse_pbn_hand, parse_vulnerability
-from bridgeflow.dataset.scoring import imps, score_ns
-from bridgeflow.training import search as search_module
-from bridgeflow.training.bidder import Bidder
-from bridgeflow.training.bsm_model import BSM, BSMConfig
-from bridgeflow.training.dd_estimator import DDEstimator
-from bridgeflow.training.nndda_model import NNDDA, NNDDAConfig
 from bridgeflow.dataset.dd import Solver
-from bridgeflow.dataset.synth import random_owner
-from bridgeflow.training.exact_dd import ExactDD
-from bridgeflow.training.search import (
-    EstimatedDD, MonteCarloSearch, SearchConfig, load_section,
+from bridgeflow.dataset.encodings import parse_auction, parse_call, parse_pbn_hand, parse_vulnerability, random_owner
+from bridgeflow.dataset.scoring import imps, score_ns
+from bridgeflow.training.bidding.bidder import Bidder
+from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
+from bridgeflow.training.dd.dd_estimator import DDEstimator
+from bridgeflow.training.dd.exact_dd import ExactDD
+from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
+from bridgeflow.training.search import monte_carlo as search_module
+from bridgeflow.training.search.monte_carlo import (
+    EstimatedDD,
+    MonteCarloSearch,
+    SearchConfig,
+    load_section,
 )
 
 torch.set_num_threads(1)

@@ -8,7 +8,7 @@ import pytest
 
 from bridgeflow.dataset.dd import Solver
 from bridgeflow.dataset.encodings import hands_from_owner
-from bridgeflow.training import symmetry
+from bridgeflow.training.dd import symmetry
 
 
 def random_owners(n: int, seed: int) -> np.ndarray:

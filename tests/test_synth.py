@@ -9,11 +9,10 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from bridgeflow.dataset import synth
 from bridgeflow.dataset.auction import replay
 from bridgeflow.dataset.encodings import deal_id
-from bridgeflow.pipelines import ingest
-from bridgeflow.training.rule_bidder import RuleBidder
+from bridgeflow.pipelines import ingest, synth
+from bridgeflow.training.bidding.rule_bidder import RuleBidder
 
 
 def test_board_is_a_pure_function_of_seed_and_index():

@@ -1,1 +1,1 @@
-"""Models, trainers, search and evaluation."""
+"""Models, trainers, search and evaluation. Imports `bridgeflow.dataset`, never `bridgeflow.pipelines`."""

@@ -15,25 +15,21 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-import numpy as np
 from tqdm import tqdm
 
-from .auction import replay
-from .encodings import duplicate_dealer, duplicate_vulnerability
-from .record import BoardRecord
+from bridgeflow.dataset.auction import replay
+from bridgeflow.dataset.encodings import duplicate_dealer, duplicate_vulnerability, random_owner
+from bridgeflow.dataset.lin import format_lin
+from bridgeflow.dataset.pbn import format_pbn
+from bridgeflow.dataset.record import BoardRecord
+from bridgeflow.training.bidding.rule_bidder import RuleBidder
 
-SEATS_PER_CARD = np.repeat(np.arange(4, dtype=np.int8), 13)
-
-
-def random_owner(seed: int, index: int) -> np.ndarray:
-    """int8[52]: the seat of each card of synthetic board `index`."""
-    rng = np.random.default_rng([seed, index])
-    return SEATS_PER_CARD[rng.permutation(52)]
+FORMATTERS = {"pbn": format_pbn, "lin": format_lin}
 
 
 def synth_board(seed: int, index: int, bidder=None, explain: bool = False) -> BoardRecord:
     """Board `index` of the corpus: deal, board number, dealer, vulnerability, and the auction
-    and contract when a bidder (training.rule_bidder.RuleBidder) is given."""
+    and contract when a bidder (training.bidding.rule_bidder.RuleBidder) is given."""
     number = index + 1
     board = BoardRecord(
         source_file="",
@@ -62,11 +58,7 @@ def synth_board(seed: int, index: int, bidder=None, explain: bool = False) -> Bo
 
 
 def synth_boards(seed: int, start: int, stop: int, auction: bool = True, explain: bool = False) -> Iterator[BoardRecord]:
-    bidder = None
-    if auction:
-        from bridgeflow.training.rule_bidder import RuleBidder
-
-        bidder = RuleBidder()
+    bidder = RuleBidder() if auction else None
     for index in range(start, stop):
         yield synth_board(seed, index, bidder, explain)
 
@@ -74,10 +66,7 @@ def synth_boards(seed: int, start: int, stop: int, auction: bool = True, explain
 def _write_file(job: tuple) -> tuple[str, int]:
     """Write one corpus file (a worker process's unit of work); returns (path, boards)."""
     path, seed, first, last, format_name, auction, explain = job
-    if format_name == "pbn":
-        from .pbn import format_pbn as format_board
-    else:
-        from .lin import format_lin as format_board
+    format_board = FORMATTERS[format_name]
     path = Path(path)
     temporary = path.with_name(f".{path.name}.tmp")
     with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
@@ -92,7 +81,7 @@ def write_corpus(out: Path, deals: int, seed: int, format_name: str, boards_per_
                  auction: bool = True, explain: bool = False, workers: int = 1) -> list[Path]:
     """Write `deals` boards into files of `boards_per_file` boards each, `workers` files at a
     time; returns the paths. Files already there from an earlier run are replaced."""
-    if format_name not in ("pbn", "lin"):
+    if format_name not in FORMATTERS:
         raise ValueError(f"--format must be pbn or lin, not {format_name!r}")
     out.mkdir(parents=True, exist_ok=True)
     for stale in list(out.glob("synth-*.pbn")) + list(out.glob("synth-*.lin")):

@@ -13,10 +13,10 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-from .bidder import Bidder
-from .rule_bidder import RuleBidder
-from .sampling import categorical
-from .search import MonteCarloSearch, SearchResult
+from bridgeflow.training.bidding.bidder import Bidder
+from bridgeflow.training.bidding.rule_bidder import RuleBidder
+from bridgeflow.training.search.monte_carlo import MonteCarloSearch, SearchResult
+from bridgeflow.training.search.sampling import categorical
 
 
 class Agent(Protocol):

@@ -32,9 +32,8 @@ import numpy as np
 import torch
 
 from bridgeflow.dataset.encodings import CARD_HCP
-
-from .bidder import Bidder
-from .bsm_data import encode
+from bridgeflow.training.bidding.bidder import Bidder
+from bridgeflow.training.bidding.bsm_data import encode
 
 HONOUR = np.tile(np.arange(13) >= 9, 4)  # J, Q, K, A of each suit
 SELECTIONS = ("top", "proportional")

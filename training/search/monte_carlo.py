@@ -36,15 +36,23 @@ import torch
 
 from bridgeflow.dataset.auction import AuctionState, replay
 from bridgeflow.dataset.encodings import (
-    SEATS, VUL_BOTH, VUL_EW, VUL_NAMES, VUL_NS, call_name, parse_auction, parse_pbn_hand, parse_vulnerability,
+    SEATS,
+    VUL_BOTH,
+    VUL_EW,
+    VUL_NAMES,
+    VUL_NS,
+    call_name,
+    parse_auction,
+    parse_pbn_hand,
+    parse_vulnerability,
     seat_index,
 )
 from bridgeflow.dataset.scoring import contract_scores, imps_array
+from bridgeflow.training.bidding.bidder import Bidder
+from bridgeflow.training.dd.dd_estimator import DDEstimator
+from bridgeflow.training.dd.exact_dd import ExactDD
+from bridgeflow.training.params import load_section
 
-from .bidder import Bidder
-from .dd_estimator import DDEstimator
-from .exact_dd import ExactDD
-from .params import load_section
 from .sampling import SELECTIONS, categorical, sample_deals
 
 

@@ -26,10 +26,10 @@ import yaml
 from tqdm import tqdm
 
 from bridgeflow.dataset.encodings import CARD_HCP
+from bridgeflow.training.params import load_section
 
 from .bsm_data import SPLITS, Corpus, batch_rows, load_corpus
 from .bsm_model import BSM, BSMConfig, losses
-from .params import load_section
 
 TENSOR_KEYS = ("tokens", "turn", "static", "decision", "legal", "mine", "x480", "call", "holder", "partner_hcp", "lengths")
 HEADS = ("call", "hcp", "lengths", "cards")
@@ -320,7 +320,7 @@ def model_card(cfg: TrainConfig, corpus: Corpus, result: dict, report: dict, rec
         "training curve: `plots/train_log.csv`.",
         "",
         "## Use",
-        "`Bidder.load(<this folder>)` (bridgeflow.training.bidder); `bridgeflow explain --checkpoint <this folder> ...`.",
+        "`Bidder.load(<this folder>)` (bridgeflow.training.bidding.bidder); `bridgeflow explain --checkpoint <this folder> ...`.",
         "Belief seats are relative to the player to call: LHO, partner, RHO.",
     ]
     return "\n".join(lines) + "\n"

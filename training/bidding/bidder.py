@@ -14,7 +14,9 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from .bsm_data import auction_status, encode
+from bridgeflow.dataset.auction import auction_status
+
+from .bsm_data import encode
 from .bsm_model import BSM, OTHERS, BSMConfig
 
 __all__ = ["Beliefs", "Bidder", "OTHERS"]

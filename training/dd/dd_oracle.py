@@ -11,13 +11,12 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bridgeflow.dataset import ddformats
 from bridgeflow.dataset.encodings import deal_id
+from bridgeflow.dataset.labels import dd_store_table
 from bridgeflow.dataset.record import BoardRecord
-from bridgeflow.dataset.schema import DD_LABELS
 
 
 def oracle_sources(root: Path, which: str = "all") -> list[Path]:
@@ -50,23 +49,6 @@ def load_oracle(root: str | Path, which: str = "all") -> tuple[np.ndarray, np.nd
     if (tables != tables[first][inverse]).any():
         raise ValueError("the same deal has two different tables in the oracle files")
     return ids, owners[first], tables[first]
-
-
-def dd_store_table(ids: np.ndarray, owners: np.ndarray, tables: np.ndarray, solver: str = "dds",
-                   solver_version: str = "oracle files (tables verified equal to DDS)") -> pa.Table:
-    """Rows in the DD store's schema, par left null, so oracle deals can stand in for a ddlabel
-    run. (pyarrow 25 cannot read a null fixed-size list back from Parquet: read the columns the
-    trainer uses, as it does.)"""
-    n = len(ids)
-    return pa.table({
-        "deal_id": pa.array(ids, pa.uint64()),
-        "owner": pa.FixedSizeListArray.from_arrays(pa.array(np.asarray(owners, np.int8).ravel()), 52),
-        "dd_tricks": pa.FixedSizeListArray.from_arrays(pa.array(np.asarray(tables, np.int8).ravel()), 20),
-        "par_score": pa.nulls(n, DD_LABELS.field("par_score").type),
-        "par_contracts": pa.nulls(n, DD_LABELS.field("par_contracts").type),
-        "solver": pa.array([solver] * n),
-        "solver_version": pa.array([solver_version] * n),
-    }, schema=DD_LABELS)
 
 
 if __name__ == "__main__":

@@ -33,12 +33,12 @@ from tqdm import tqdm
 
 from bridgeflow.dataset.dd import SOLVER_NAME
 from bridgeflow.dataset.encodings import STRAINS, split_of
-from bridgeflow.pipelines.ddlabel import label_files
+from bridgeflow.dataset.labels import label_files
+from bridgeflow.training.params import read_section
 
 from . import symmetry
 from .dd_estimator import DDEstimator
 from .nndda_model import NNDDA, NNDDAConfig
-from .params import read_section
 
 log = logging.getLogger(__name__)
 
@@ -229,7 +229,7 @@ def model_card(params: dict, data: dict, metrics: dict, num_params: int) -> str:
     lines = [
         "# NN-DDA model card", "",
         "Estimates the double-dummy table [declarer N,E,S,W][strain C,D,H,S,NT] of a full deal.",
-        "Load with `bridgeflow.training.dd_estimator.DDEstimator.load`; rows it labels must say `solver=\"nn-dda\"`.",
+        "Load with `bridgeflow.training.dd.dd_estimator.DDEstimator.load`; rows it labels must say `solver=\"nn-dda\"`.",
         "", "## Data", "",
         f"- DD stores: {', '.join(f'`{store}`' for store in data['dd'])}; exact rows (solver '{SOLVER_NAME}') only, {data['dropped_not_exact']} other rows dropped",
         f"- deals: {data['deals']} distinct; deal-disjoint split by deal_id % 100: "

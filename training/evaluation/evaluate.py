@@ -57,12 +57,19 @@ from tqdm import tqdm
 from bridgeflow.dataset.auction import AuctionState
 from bridgeflow.dataset.dd import SOLVER_NAME
 from bridgeflow.dataset.encodings import duplicate_dealer, duplicate_vulnerability, hands_from_owner
+from bridgeflow.dataset.labels import read_labels
 from bridgeflow.dataset.scoring import imps, score_ns
+from bridgeflow.training.bidding.bidder import Bidder
+from bridgeflow.training.dd.exact_dd import ExactDD
+from bridgeflow.training.search.monte_carlo import (
+    MonteCarloSearch,
+    SearchConfig,
+    contract_label,
+    load_scorer,
+    load_section,
+)
 
 from .agents import Agent, BSMAgent, RuleAgent, SearchAgent
-from .bidder import Bidder
-from .exact_dd import ExactDD
-from .search import MonteCarloSearch, SearchConfig, contract_label, load_scorer, load_section
 
 log = logging.getLogger(__name__)
 AGENT_KINDS = ("rule", "bsm", "bsm-sample", "search")
@@ -94,8 +101,6 @@ class Boards:
 def load_boards(dd_store: str | Path, count: int, board_file: str | Path | None = None) -> Boards:
     """The boards of the match: a fixed list from `board_file`, else the first `count` test-split
     deal_ids of the DD store in ascending order. Only deals with an exact (DDS) table qualify."""
-    from bridgeflow.pipelines.ddlabel import read_labels  # Beam import: only when boards are read
-
     labels = read_labels(dd_store)
     labels = labels.filter(pc.equal(labels.column("solver"), SOLVER_NAME))  # exact tables only, not NN-DDA estimates
     ids = labels.column("deal_id").to_numpy()

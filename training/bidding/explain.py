@@ -19,8 +19,17 @@ import numpy as np  # noqa: E402
 
 from bridgeflow.dataset.auction import replay  # noqa: E402
 from bridgeflow.dataset.encodings import (  # noqa: E402
-    CARD_HCP, RANKS, SEATS, SUITS, VUL_NAMES, call_name, hand_to_pbn, parse_auction, parse_pbn_hand,
-    parse_vulnerability, seat_index,
+    CARD_HCP,
+    RANKS,
+    SEATS,
+    SUITS,
+    VUL_NAMES,
+    call_name,
+    hand_to_pbn,
+    parse_auction,
+    parse_pbn_hand,
+    parse_vulnerability,
+    seat_index,
 )
 
 from .bidder import OTHERS, Bidder  # noqa: E402

@@ -15,11 +15,21 @@ import pyarrow.parquet as pq
 
 from bridgeflow.dataset.auction import AuctionState
 from bridgeflow.dataset.encodings import (
-    CARD_HCP, DOUBLE, NT, PASS, REDOUBLE, bid_index, bid_strain, deal_id, deal_to_pbn, duplicate_dealer,
-    duplicate_vulnerability, is_bid,
+    CARD_HCP,
+    DOUBLE,
+    NT,
+    PASS,
+    REDOUBLE,
+    bid_index,
+    bid_strain,
+    deal_id,
+    deal_to_pbn,
+    duplicate_dealer,
+    duplicate_vulnerability,
+    is_bid,
+    random_owner,
 )
 from bridgeflow.dataset.schema import RECORDS
-from bridgeflow.dataset.synth import random_owner
 
 
 def _cheapest(state: AuctionState, strain: int) -> int | None:

@@ -24,6 +24,7 @@ from typing import Sequence
 import numpy as np
 import polars as pl
 
+from bridgeflow.dataset.auction import auction_scan, auction_status, legal_masks
 from bridgeflow.dataset.encodings import CARD_HCP, DOUBLE, NUM_CALLS, PASS, REDOUBLE, split_of
 
 CACHE_VERSION = 1
@@ -35,56 +36,6 @@ OPENSPIEL_FEATURES = 480
 # OpenSpiel numbers cards 4 * rank + suit; OPENSPIEL_CARD[i] is our card at OpenSpiel position i.
 OPENSPIEL_CARD = np.array([(i % 4) * 13 + i // 4 for i in range(52)])
 OUR_CARD_IN_OPENSPIEL = np.argsort(OPENSPIEL_CARD)  # [c]: OpenSpiel position of our card c
-
-
-# ------------------------------------------------------------------ auction rules, vectorised
-
-def auction_scan(calls: np.ndarray, dealer: np.ndarray) -> dict[str, np.ndarray]:
-    """The state before each step of padded auctions (`calls` [B, T], -1 = no call): last bid,
-    its bidder's seat, doubled 0/1/2, finished. Mirrors auction.AuctionState over a batch."""
-    batch, steps = calls.shape
-    last_bid = np.full(batch, -1, np.int16)
-    last_bidder = np.full(batch, -1, np.int16)
-    doubled = np.zeros(batch, np.int16)
-    passes = np.zeros(batch, np.int16)
-    out = {name: np.empty((batch, steps), np.int16) for name in ("last_bid", "last_bidder", "doubled", "passes")}
-    for t in range(steps):
-        out["last_bid"][:, t], out["last_bidder"][:, t] = last_bid, last_bidder
-        out["doubled"][:, t], out["passes"][:, t] = doubled, passes
-        call = calls[:, t]
-        made = call >= 0
-        bid = call > REDOUBLE
-        last_bid = np.where(bid, call, last_bid)
-        last_bidder = np.where(bid, (dealer + t) % 4, last_bidder)
-        doubled = np.where(bid, 0, np.where(call == DOUBLE, 1, np.where(call == REDOUBLE, 2, doubled)))
-        passes = np.where(call == PASS, passes + 1, np.where(made, 0, passes))
-    out["finished"] = (out["passes"] >= 4) | ((out["last_bid"] >= 0) & (out["passes"] >= 3))
-    return out
-
-
-def legal_masks(state: dict[str, np.ndarray], seat: np.ndarray) -> np.ndarray:
-    """bool[..., 38] legal calls for `seat` in the scanned `state` (any matching leading shape)."""
-    last_bid, doubled = state["last_bid"], state["doubled"]
-    mask = np.arange(NUM_CALLS) > np.maximum(last_bid, REDOUBLE)[..., None]
-    opponents_bid = (state["last_bidder"] - seat) % 2 == 1
-    mask[..., PASS] = True
-    mask[..., DOUBLE] = (last_bid >= 0) & opponents_bid & (doubled == 0)
-    mask[..., REDOUBLE] = (last_bid >= 0) & ~opponents_bid & (doubled == 1)
-    mask &= ~state["finished"][..., None]
-    return mask
-
-
-def auction_status(calls: np.ndarray, dealer: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(every given call legal [B], auction finished after its calls [B]) for padded `calls`."""
-    steps = calls.shape[1]
-    state = auction_scan(np.concatenate([calls, np.full((len(calls), 1), -1, calls.dtype)], axis=1), dealer)
-    seat = (dealer[:, None] + np.arange(steps + 1)) % 4
-    legal = legal_masks(state, seat)[:, :steps]
-    made = calls >= 0
-    ok = np.take_along_axis(legal, np.where(made, calls, 0)[..., None].astype(np.int64), axis=2)[..., 0]
-    length = made.sum(axis=1)
-    finished = state["finished"][np.arange(len(calls)), length]
-    return (ok | ~made).all(axis=1), finished
 
 
 # ------------------------------------------------------------------ encoding

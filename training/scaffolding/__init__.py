@@ -1,0 +1,1 @@
+"""Toy corpora with known answers, for tests and benchmarks only (never a pipeline input)."""
