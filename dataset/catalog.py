@@ -23,30 +23,54 @@ IMP_THRESHOLDS = [20, 50, 90, 130, 170, 220, 270, 320, 370, 430, 500, 600, 750, 
                   1750, 2000, 2250, 2500, 3000, 3500, 4000]
 
 MACROS = f"""
+-- Every macro answers NULL for a NULL argument or one outside DESIGN.md's encodings (a seat 9, a
+-- 40-card owner), never a plausible number: each guards its arguments with these two helpers.
+-- _is_code: x is a whole number in low..high (NULL when x is NULL)
+CREATE OR REPLACE MACRO _is_code(x, low, high) AS x BETWEEN low AND high AND x = trunc(x);
+-- _all_codes: a list of exactly `size` codes in low..high (owner: 52 seats -1..3, -1 = unknown)
+CREATE OR REPLACE MACRO _all_codes(values, size, low, high) AS
+    len(values) = size AND len(list_filter(values, lambda v: _is_code(v, low, high))) = size;
 -- cards are suit*13 + rank (suits C,D,H,S; rank 0 = '2' .. 12 = 'A'); owner[card+1] = seat N,E,S,W = 0..3
 CREATE OR REPLACE MACRO hcp(owner, seat) AS
-    list_sum(list_transform(range(52), lambda c: CASE WHEN owner[c + 1] = seat THEN greatest(c % 13 - 8, 0) ELSE 0 END));
+    CASE WHEN _all_codes(owner, 52, -1, 3) AND _is_code(seat, 0, 3) THEN
+        list_sum(list_transform(range(52), lambda c: CASE WHEN owner[c + 1] = seat THEN greatest(c % 13 - 8, 0) ELSE 0 END))
+    END;
 CREATE OR REPLACE MACRO suit_length(owner, seat, suit) AS
-    len(list_filter(range(suit * 13, suit * 13 + 13), lambda c: owner[c + 1] = seat));
+    CASE WHEN _all_codes(owner, 52, -1, 3) AND _is_code(seat, 0, 3) AND _is_code(suit, 0, 3) THEN
+        len(list_filter(range(suit * 13, suit * 13 + 13), lambda c: owner[c + 1] = seat))
+    END;
 -- shape: lengths in S-H-D-C order, e.g. '5-3-3-2'; pattern: sorted, e.g. '5332'
 CREATE OR REPLACE MACRO shape(owner, seat) AS
-    concat_ws('-', suit_length(owner, seat, 3), suit_length(owner, seat, 2),
-                   suit_length(owner, seat, 1), suit_length(owner, seat, 0));
+    CASE WHEN _all_codes(owner, 52, -1, 3) AND _is_code(seat, 0, 3) THEN
+        concat_ws('-', suit_length(owner, seat, 3), suit_length(owner, seat, 2),
+                       suit_length(owner, seat, 1), suit_length(owner, seat, 0))
+    END;
 CREATE OR REPLACE MACRO pattern(owner, seat) AS
-    array_to_string(list_reverse_sort([suit_length(owner, seat, 3), suit_length(owner, seat, 2),
-                                       suit_length(owner, seat, 1), suit_length(owner, seat, 0)]), '');
-CREATE OR REPLACE MACRO seat_name(seat) AS ['N', 'E', 'S', 'W'][seat + 1];
-CREATE OR REPLACE MACRO strain_name(strain) AS ['C', 'D', 'H', 'S', 'NT'][strain + 1];
+    CASE WHEN _all_codes(owner, 52, -1, 3) AND _is_code(seat, 0, 3) THEN
+        array_to_string(list_reverse_sort([suit_length(owner, seat, 3), suit_length(owner, seat, 2),
+                                           suit_length(owner, seat, 1), suit_length(owner, seat, 0)]), '')
+    END;
+CREATE OR REPLACE MACRO seat_name(seat) AS CASE WHEN _is_code(seat, 0, 3) THEN ['N', 'E', 'S', 'W'][seat + 1] END;
+CREATE OR REPLACE MACRO strain_name(strain) AS
+    CASE WHEN _is_code(strain, 0, 4) THEN ['C', 'D', 'H', 'S', 'NT'][strain + 1] END;
 CREATE OR REPLACE MACRO call_name(call) AS
-    CASE WHEN call = 0 THEN 'P' WHEN call = 1 THEN 'X' WHEN call = 2 THEN 'XX'
-         ELSE ((call - 3) // 5 + 1)::VARCHAR || strain_name((call - 3) % 5) END;
+    CASE WHEN _is_code(call, 0, 37) THEN
+        CASE call WHEN 0 THEN 'P' WHEN 1 THEN 'X' WHEN 2 THEN 'XX'
+                  ELSE ((call - 3) // 5 + 1)::VARCHAR || strain_name((call - 3) % 5) END
+    END;
 -- vul: none=0, NS=1, EW=2, both=3
-CREATE OR REPLACE MACRO is_vulnerable(vul, seat) AS vul = 3 OR (vul = 1 AND seat % 2 = 0) OR (vul = 2 AND seat % 2 = 1);
+CREATE OR REPLACE MACRO is_vulnerable(vul, seat) AS
+    CASE WHEN _is_code(vul, 0, 3) AND _is_code(seat, 0, 3) THEN
+        vul = 3 OR (vul = 1 AND seat % 2 = 0) OR (vul = 2 AND seat % 2 = 1)
+    END;
 -- DD tricks of a declarer in a strain: dd = int8[20] [declarer N,E,S,W][strain C,D,H,S,NT]
-CREATE OR REPLACE MACRO dd_tricks_for(dd, declarer, strain) AS dd[declarer * 5 + strain + 1];
+CREATE OR REPLACE MACRO dd_tricks_for(dd, declarer, strain) AS
+    CASE WHEN _all_codes(dd, 20, 0, 13) AND _is_code(declarer, 0, 3) AND _is_code(strain, 0, 4) THEN
+        dd[declarer * 5 + strain + 1]
+    END;
+-- the score of a contract of level 1..7 with valid arguments (contract_score checks them)
 CREATE OR REPLACE MACRO _contract_score(level, strain, doubled, vulnerable, tricks) AS
     CASE
-    WHEN level = 0 THEN 0
     WHEN tricks >= level + 6 THEN
         (CASE WHEN strain = 4 THEN 40 + 30 * (level - 1) WHEN strain >= 2 THEN 30 * level ELSE 20 * level END)
             * (1 << doubled)
@@ -65,15 +89,23 @@ CREATE OR REPLACE MACRO _contract_score(level, strain, doubled, vulnerable, tric
           ELSE doubled * (100 + 200 * least(level + 5 - tricks, 2) + 300 * greatest(level + 3 - tricks, 0))
           END)
     END;
--- Duplicate score for the declaring side (Law 77); level 0 = passed out. The shards store int8:
--- widen first, or 30 * level overflows.
+-- Duplicate score for the declaring side (Law 77). Level 0 = passed out: 0, as the board has no
+-- strain, declarer or tricks (the shards store NULL). The shards store int8: widen (after the
+-- guard, which keeps the cast in range) or 30 * level overflows.
 CREATE OR REPLACE MACRO contract_score(level, strain, doubled, vulnerable, tricks) AS
-    _contract_score(level::INTEGER, strain::INTEGER, doubled::INTEGER, vulnerable, tricks::INTEGER);
--- North-South's score of a contract by `declarer`
+    CASE WHEN level = 0 THEN 0
+         WHEN _is_code(level, 1, 7) AND _is_code(strain, 0, 4) AND _is_code(doubled, 0, 2) AND vulnerable IS NOT NULL
+              AND _is_code(tricks, 0, 13) THEN
+             _contract_score(level::INTEGER, strain::INTEGER, doubled::INTEGER, vulnerable, tricks::INTEGER)
+    END;
+-- North-South's score of a contract by `declarer` (0 for a passed-out board, as contract_score)
 CREATE OR REPLACE MACRO score_ns(level, strain, doubled, declarer, vul, tricks) AS
-    CASE WHEN declarer % 2 = 0 THEN 1 ELSE -1 END
-        * contract_score(level, strain, doubled, is_vulnerable(vul, declarer), tricks);
--- IMPs for a score difference (Law 78B), signed
+    CASE WHEN level = 0 THEN 0
+         WHEN _is_code(declarer, 0, 3) AND _is_code(vul, 0, 3) THEN
+             CASE WHEN declarer % 2 = 0 THEN 1 ELSE -1 END
+                 * contract_score(level, strain, doubled, is_vulnerable(vul, declarer), tricks)
+    END;
+-- IMPs for a score difference (Law 78B), signed; any difference is valid (NULL gives NULL)
 CREATE OR REPLACE MACRO imps(difference) AS
     sign(difference) * len(list_filter({IMP_THRESHOLDS}, lambda t: t <= abs(difference)));
 """

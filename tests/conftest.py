@@ -1,8 +1,10 @@
 """Shared test fixtures. Third-party data is read from ../shared next to the repository (CI has
-it); tests that need it are skipped with a clear message when it is absent."""
+it); tests that need it are skipped with a clear message when it is absent, or fail with it when
+BRIDGEFLOW_REQUIRE_SHARED is set (`.ci/run` sets it, so CI cannot pass by skipping them)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -10,20 +12,30 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 FIXTURES = Path(__file__).resolve().parent
+REQUIRE_SHARED = "BRIDGEFLOW_REQUIRE_SHARED"
+
+
+def shared_folder(folder: Path) -> Path:
+    """`folder` of ../shared, or skip the test (fail it under BRIDGEFLOW_REQUIRE_SHARED) if absent."""
+    if not folder.is_dir():
+        message = f"third-party data not found at {folder} (clone next to shared/ to run this test)"
+        if os.environ.get(REQUIRE_SHARED, "") not in ("", "0"):
+            pytest.fail(f"{message} and {REQUIRE_SHARED}={os.environ[REQUIRE_SHARED]} requires it", pytrace=False)
+        pytest.skip(message)
+    return folder
 
 
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
-    if not (SHARED / "data").is_dir():
-        pytest.skip(f"third-party data not found at {SHARED} (clone next to shared/ to run this test)")
+    shared_folder(SHARED / "data")
     return SHARED
 
 
 @pytest.fixture(scope="session")
 def real_data(shared_dir: Path) -> Path:
-    return shared_dir / "data" / "real"
+    return shared_folder(shared_dir / "data" / "real")
 
 
 @pytest.fixture(scope="session")
 def oracle_data(shared_dir: Path) -> Path:
-    return shared_dir / "data" / "oracle"
+    return shared_folder(shared_dir / "data" / "oracle")
