@@ -71,6 +71,7 @@ errors_10/20/21.pbn hold one deliberate violation per game (game 23 of errors_10
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import re
 from pathlib import Path
@@ -263,6 +264,47 @@ def test_crlf_bom_and_lf_give_the_same_records():
     for got, want in zip(windows, plain):
         assert_same_record(got, want)
         assert got.source_line == want.source_line
+
+
+def test_old_mac_line_ends_are_line_breaks():
+    # basic.pbn starts with '% PBN 2.1': with CR-only line ends the whole file was one '%' line.
+    data = (FIXTURES / "basic.pbn").read_bytes() + b"\n" + (FIXTURES / "syntax.pbn").read_bytes()
+    plain = list(parse_pbn(data, "x"))
+    for line_end in (b"\r", b"\r\r\n"):  # old Mac; CRLF converted twice (one break, not two)
+        got = list(parse_pbn(data.replace(b"\n", line_end), "x"))
+        assert len(got) == len(plain) == 3, line_end
+        for got_record, want in zip(got, plain):
+            assert_same_record(got_record, want)
+            assert got_record.source_line == want.source_line
+
+
+UNICODE_GAMES = ((FIXTURES / "basic.pbn").read_text() + '\n[Event "Łódź ♠"]\n[Board "2"]\n').replace("\n", "\r\n")
+
+
+@pytest.mark.parametrize("encoding, bom", [
+    ("utf-16-le", codecs.BOM_UTF16_LE), ("utf-16-be", codecs.BOM_UTF16_BE),
+    ("utf-32-le", codecs.BOM_UTF32_LE), ("utf-32-be", codecs.BOM_UTF32_BE),
+])
+def test_a_byte_order_mark_gives_the_encoding(encoding, bom):
+    plain = list(parse_pbn(UNICODE_GAMES.encode("utf-8"), "x"))
+    got = list(parse_pbn(bom + UNICODE_GAMES.encode(encoding), "x"))
+    assert len(got) == len(plain) == 2 and got[1].event == "Łódź ♠"
+    for got_record, want in zip(got, plain):
+        assert_same_record(got_record, want)
+        assert got_record.source_line == want.source_line
+
+
+def test_bytes_that_are_not_text_are_named():
+    no_bom = list(parse_pbn(UNICODE_GAMES.encode("utf-16-le"), "x"))
+    assert [(item.reason, item.field) for item in no_bom] == [(Reason.UNDECODABLE_BYTES, "game")]
+    assert no_bom[0].message == "NUL bytes between the characters: UTF-16 or UTF-32 text without a byte order mark"
+    # A lone surrogate (0xD800) in the second game of a UTF-16 file: that game only.
+    damaged = codecs.BOM_UTF16_LE + UNICODE_GAMES.replace("Łódź", "Ł\ud800dź").encode("utf-16-le", "surrogatepass")
+    first, second = parse_pbn(damaged, "x")
+    assert isinstance(first, BoardRecord) and second.reason is Reason.UNDECODABLE_BYTES
+    assert second.message == "bytes that are not UTF-16-LE, the encoding the file's byte order mark names"
+    [binary] = parse_pbn(b'[Event "x"]\n[Board "1\x01"]\n', "x")
+    assert binary.message == "control character 0x01 on line 2 of the game: binary data, not text"
 
 
 def test_each_game_is_decoded_on_its_own():
