@@ -35,8 +35,9 @@ Decisions where the standard is silent or real files disagree with it:
 * Auction: the tag value is the seat of the first column; leading `-` pad up to the dealer. The
   first caller is the dealer: a conflicting [Dealer] is rejected, a missing one is inferred.
   `AP` adds the passes that end the auction; `+` and `*` end the section. `!` (alone or as a
-  suffix) and `$n` NAGs mark an alert; `=n=` attaches `[Note "n:text"]` as the explanation;
-  other suffixes (`?`, `!!`, `?!` ...) and irregularity marks (`^I`, `^S`) are ignored.
+  suffix) and `$n` NAGs mark an alert; `=n=` (or `=n` glued to a call, as BBA writes `5C=1`)
+  attaches `[Note "n:text"]` as the explanation; other suffixes (`?`, `!!`, `?!` ...) and
+  irregularity marks (`^I`, `^S`) are ignored.
 * Declarer `"^X"` (an irregularity: X played the contract its partner won in the auction)
   records the auction's declarer, partner of X. Result `"^n"` is n tricks.
 * Play: the table is read by columns from the [Play] seat. With a known trump (the contract,
@@ -113,8 +114,9 @@ _BOMS = ((b"\x00\x00\xfe\xff", "utf-32-be"), (b"\xff\xfe\x00\x00", "utf-32-le"),
          (b"\xff\xfe", "utf-16-le"))
 # A line end: LF, CRs before an LF (CRLF, and CRCRLF of twice-converted files), or a lone CR (old Mac).
 _LINE_END = re.compile(r"\r+\n|\r")
-# Pieces of a section word: note ref, NAG, suffix annotation, irregularity, call/card, stray char.
-_PIECE = re.compile(r"=([^=]*)=|\$(\w*)|([!?]+)|\^(\w?)|([^=!?$^]+)|(.)")
+# Pieces of a section word: note ref (=n=, or BBA's =n without the closing '='), NAG, suffix
+# annotation, irregularity, call/card, stray char.
+_PIECE = re.compile(r"=([^=]*)=|=(\d+)|\$(\w*)|([!?]+)|\^(\w?)|([^=!?$^]+)|(.)")
 
 # ---------------------------------------------------------------- tag domains
 
@@ -531,7 +533,8 @@ def _pieces(word: str, field_name: str) -> Iterable[tuple[str, str]]:
 
 def _annotated_pieces(word: str, field_name: str) -> Iterator[tuple[str, str]]:
     for match in _PIECE.finditer(word):
-        note, nag, suffix, irregular, item, stray = match.groups()
+        note, open_note, nag, suffix, irregular, item, stray = match.groups()
+        note = open_note if note is None else note
         if note is not None:
             if not note.isdigit():
                 raise RecordError(Reason.SYNTAX, f"note reference ={note}= is not a number", field_name)

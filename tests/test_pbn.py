@@ -320,6 +320,13 @@ def test_each_game_is_decoded_on_its_own():
     assert (items[3].reason, items[3].source_line, items[3].source_position) == (Reason.UNDECODABLE_BYTES, 7, 3)
 
 
+def test_note_references_glued_to_calls():
+    game = '[Dealer "N"]\n[Auction "N"]\n1H Pass 4NT Pass\n5C=1 Pass 6H=2= Pass\nPass Pass\n[Note "1:one ace"]\n'
+    [record] = parse_pbn(game.encode(), "x")
+    assert record.auction == calls("1H P 4NT P 5C P 6H P P P")
+    assert record.explanations == [None] * 4 + ["one ace"] + [None] * 5 and not any(record.alerts)
+
+
 @pytest.mark.parametrize("data", [b"", b"\n\n", b"% PBN 2.1\n% EXPORT\n", b"{ only a comment }\n\n% and a line\n"])
 def test_no_games_yield_nothing(data):
     assert list(parse_pbn(data, "x")) == []
@@ -578,6 +585,13 @@ def test_bfc_alerts_and_copied_scoring(real_data):
     assert first.explanations[2] == "0-4 !ss" and first.scoring == "IMP;Cross"
     assert second.board == 1 and second.tricks == 9  # [Result] after the play, commentary with a nested { }
     assert third.scoring == "IMP;Cross"  # [Scoring "#"]: the latest game that had the tag
+
+
+def test_bba_note_references_glued_to_calls(shared_dir):
+    path = shared_dir / "data/challenges/lorserker_ben/Challenges/Results/BW2-Result8663.pbn"
+    games = [check(game) for game in parse_file(path)]
+    assert len(games) == 40 and all(isinstance(game, BoardRecord) for game in games)
+    assert games[0].auction == calls("P 2C P 2D P 2H P 3H P 4NT P 5C P 6H P P P")  # "... PASS 5C=1"
 
 
 def test_hand_records_with_dd_tables(real_data):
