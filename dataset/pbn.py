@@ -39,12 +39,15 @@ Decisions where the standard is silent or real files disagree with it:
   attaches `[Note "n:text"]` as the explanation; other suffixes (`?`, `!!`, `?!` ...) and
   irregularity marks (`^I`, `^S`) are ignored.
 * Declarer `"^X"` (an irregularity: X played the contract its partner won in the auction)
-  records the auction's declarer, partner of X. Result `"^n"` is n tricks.
+  records the auction's declarer, partner of X. Result `"^n"` is n tricks. A `"0"` with a
+  contract and no play is what robot result files write on unplayed boards: `validate.check`
+  takes it as unknown unless [Score] agrees.
 * Play: the table is read by columns from the [Play] seat. With a known trump (the contract,
-  or the auction's contract when [Contract] is absent) it is put in played order: each trick
-  from its leader, the winner leading next. `-` and `+` are unplayed cards: play stops at the
-  first one in played order, so cards after it (which have no place in the order) are dropped.
-  With no known trump the cards are kept in column order.
+  or the auction's contract when [Contract] is absent, passes typed after its end ignored as
+  `validate.check` ignores them) it is put in played order: each trick from its leader, the
+  winner leading next. `-` and `+` are unplayed cards: play stops at the first one in played
+  order, so cards after it (which have no place in the order) are dropped. With no known trump
+  the cards are kept in column order.
 * Notes after a [Play] section annotate cards and are ignored.
 * DD tables: `[DoubleDummyTricks]` (20 hex digits, declarer N,S,E,W, strains NT,S,H,D,C) and
   `[OptimumResultTable]` rows (any subset, e.g. BBA's single row) fill `dd_tricks`; a table
@@ -59,7 +62,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from .auction import IllegalCall, replay
+from .auction import IllegalCall
 from .encodings import (
     PASS,
     RANKS,
@@ -73,7 +76,7 @@ from .encodings import (
     partner,
 )
 from .record import BoardRecord, Reason, RecordError, Rejected
-from .validate import owner_from_hands
+from .validate import owner_from_hands, replay_to_end
 
 __all__ = ["parse_pbn", "format_pbn"]
 
@@ -721,7 +724,7 @@ def _trump(record: BoardRecord) -> int | None:
     if record.auction is None or record.dealer is None:
         return None
     try:
-        contract = replay(record.dealer, record.auction).contract()
+        contract = replay_to_end(record.dealer, record.auction)[0].contract()
     except IllegalCall:
         return None
     return contract.strain if contract is not None else None

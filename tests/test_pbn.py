@@ -84,7 +84,7 @@ from hypothesis import strategies as st
 from bridgeflow.dataset.auction import AuctionState
 from bridgeflow.dataset.encodings import parse_call, parse_card
 from bridgeflow.dataset.pbn import format_pbn, parse_pbn
-from bridgeflow.dataset.record import BoardRecord, Reason, Rejected
+from bridgeflow.dataset.record import BoardRecord, Reason, Rejected, Repair
 from bridgeflow.dataset.validate import check
 
 FIXTURES = Path(__file__).parent / "pbn"
@@ -325,6 +325,17 @@ def test_note_references_glued_to_calls():
     [record] = parse_pbn(game.encode(), "x")
     assert record.auction == calls("1H P 4NT P 5C P 6H P P P")
     assert record.explanations == [None] * 4 + ["one ace"] + [None] * 5 and not any(record.alerts)
+
+
+def test_passes_after_the_end_do_not_hide_the_trump_from_the_play():
+    # basic.pbn without [Contract] and with a fifth pass: the play is still put in played order by
+    # the auction's contract (4HX by S), and validate drops the extra pass.
+    text = (FIXTURES / "basic.pbn").read_text().replace('[Contract "4HX"]\n', "").replace("\nAP\n", "\nPass Pass Pass Pass\n")
+    [record] = parse_pbn(text.encode(), "x")
+    [basic] = fixture("basic.pbn")
+    assert record.play == basic.play and record.auction == basic.auction + [0]
+    checked = check(record)
+    assert checked.auction == basic.auction and checked.repairs == [Repair.TRAILING_PASSES_DROPPED]
 
 
 @pytest.mark.parametrize("data", [b"", b"\n\n", b"% PBN 2.1\n% EXPORT\n", b"{ only a comment }\n\n% and a line\n"])
@@ -592,6 +603,22 @@ def test_bba_note_references_glued_to_calls(shared_dir):
     games = [check(game) for game in parse_file(path)]
     assert len(games) == 40 and all(isinstance(game, BoardRecord) for game in games)
     assert games[0].auction == calls("P 2C P 2D P 2H P 3H P 4NT P 5C P 6H P P P")  # "... PASS 5C=1"
+
+
+def test_robot_placeholder_results_are_unknown(shared_dir):
+    # A BEN robot-result file: every board has a contract, [Result "0"], no play and no [Score].
+    path = shared_dir / "data/challenges/lorserker_ben/Challenges/Results/oct13_feb23_nov23_jun24-BBA8663.pbn"
+    games = [check(game) for game in parse_file(path)]
+    assert len(games) == 40 and all(isinstance(game, BoardRecord) and game.contract_level for game in games)
+    assert all(game.tricks is None and game.repairs == [Repair.PLACEHOLDER_RESULT_DROPPED] for game in games)
+    assert (games[0].contract_level, games[0].contract_strain, games[0].declarer) == (6, H, N)  # Board 1: 6H by N
+
+
+def test_a_passed_out_board_keeps_its_result(real_data):
+    # camrose2024_BEN.pbn board 99: [Contract ""], [Result "0"], PASS PASS PASS PASS: nothing to doubt.
+    games = parse_file(real_data / "lorserker_ben_pbn/demo/camrose2024_BEN.pbn")
+    board = check(next(game for game in games if game.board == 99))
+    assert (board.contract_level, board.tricks, board.repairs) == (0, 0, [])
 
 
 def test_hand_records_with_dd_tables(real_data):
