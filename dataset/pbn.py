@@ -26,20 +26,28 @@ Decisions where the standard is silent or real files disagree with it:
 * A game with neither `[Deal]` nor `[Board]` right after an accepted game with a deal is another
   table's result on that board (rpbridge.net style): it inherits the board tags in `_BOARD_TAGS`.
 * Empty and `"?"` values of interpreted tags mean "not given". Text tags keep `"?"` verbatim.
-* Encoding: UTF-8 for the whole file when it decodes, else per game UTF-8, cp1250, latin-1.
-  A game with control characters (NUL, other C0 codes except tab/CR/LF/FF) is UNDECODABLE_BYTES.
+* Encoding: UTF-16 or UTF-32 (LE or BE) when a byte order mark says so, else (after a UTF-8 BOM,
+  if any) UTF-8 for the whole file when it decodes, else per game UTF-8, cp1250, latin-1. A game
+  with control characters (NUL, other C0 codes except tab/CR/LF/FF), or with bytes that are not in
+  the encoding its BOM names, is UNDECODABLE_BYTES, with a message that says what was seen (a NUL
+  in every other character: UTF-16/32 without a BOM).
+* Line ends: LF, CRLF and a lone CR (old Mac files) each end a line.
 * Auction: the tag value is the seat of the first column; leading `-` pad up to the dealer. The
   first caller is the dealer: a conflicting [Dealer] is rejected, a missing one is inferred.
   `AP` adds the passes that end the auction; `+` and `*` end the section. `!` (alone or as a
-  suffix) and `$n` NAGs mark an alert; `=n=` attaches `[Note "n:text"]` as the explanation;
-  other suffixes (`?`, `!!`, `?!` ...) and irregularity marks (`^I`, `^S`) are ignored.
+  suffix) and `$n` NAGs mark an alert; `=n=` (or `=n` glued to a call, as BBA writes `5C=1`)
+  attaches `[Note "n:text"]` as the explanation; other suffixes (`?`, `!!`, `?!` ...) and
+  irregularity marks (`^I`, `^S`) are ignored.
 * Declarer `"^X"` (an irregularity: X played the contract its partner won in the auction)
-  records the auction's declarer, partner of X. Result `"^n"` is n tricks.
+  records the auction's declarer, partner of X. Result `"^n"` is n tricks. A `"0"` with a
+  contract and no play is what robot result files write on unplayed boards: `validate.check`
+  takes it as unknown unless [Score] agrees.
 * Play: the table is read by columns from the [Play] seat. With a known trump (the contract,
-  or the auction's contract when [Contract] is absent) it is put in played order: each trick
-  from its leader, the winner leading next. `-` and `+` are unplayed cards: play stops at the
-  first one in played order, so cards after it (which have no place in the order) are dropped.
-  With no known trump the cards are kept in column order.
+  or the auction's contract when [Contract] is absent, passes typed after its end ignored as
+  `validate.check` ignores them) it is put in played order: each trick from its leader, the
+  winner leading next. `-` and `+` are unplayed cards: play stops at the first one in played
+  order, so cards after it (which have no place in the order) are dropped. With no known trump
+  the cards are kept in column order.
 * Notes after a [Play] section annotate cards and are ignored.
 * DD tables: `[DoubleDummyTricks]` (20 hex digits, declarer N,S,E,W, strains NT,S,H,D,C) and
   `[OptimumResultTable]` rows (any subset, e.g. BBA's single row) fill `dd_tricks`; a table
@@ -54,7 +62,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from .auction import IllegalCall, replay
+from .auction import IllegalCall
 from .encodings import (
     PASS,
     RANKS,
@@ -68,7 +76,7 @@ from .encodings import (
     partner,
 )
 from .record import BoardRecord, Reason, RecordError, Rejected
-from .validate import owner_from_hands
+from .validate import owner_from_hands, replay_to_end
 
 __all__ = ["parse_pbn", "format_pbn"]
 
@@ -104,8 +112,14 @@ _TOKEN = re.compile(
 _ERROR_TAG_NAME = re.compile(r"\[\s*([A-Za-z0-9_]*)")
 _UNESCAPE = re.compile(r"\\([\\\"])")
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
-# Pieces of a section word: note ref, NAG, suffix annotation, irregularity, call/card, stray char.
-_PIECE = re.compile(r"=([^=]*)=|\$(\w*)|([!?]+)|\^(\w?)|([^=!?$^]+)|(.)")
+# UTF-16/32 byte order marks and the encodings they name (UTF-32-LE's starts with UTF-16-LE's: first).
+_BOMS = ((b"\x00\x00\xfe\xff", "utf-32-be"), (b"\xff\xfe\x00\x00", "utf-32-le"), (b"\xfe\xff", "utf-16-be"),
+         (b"\xff\xfe", "utf-16-le"))
+# A line end: LF, CRs before an LF (CRLF, and CRCRLF of twice-converted files), or a lone CR (old Mac).
+_LINE_END = re.compile(r"\r+\n|\r")
+# Pieces of a section word: note ref (=n=, or BBA's =n without the closing '='), NAG, suffix
+# annotation, irregularity, call/card, stray char.
+_PIECE = re.compile(r"=([^=]*)=|=(\d+)|\$(\w*)|([!?]+)|\^(\w?)|([^=!?$^]+)|(.)")
 
 # ---------------------------------------------------------------- tag domains
 
@@ -137,16 +151,17 @@ _card_cache: dict[str, int] = {}
 
 def parse_pbn(data: bytes, source_file: str) -> Iterator[BoardRecord | Rejected]:
     """One BoardRecord or Rejected per game, in file order; never raises for bad input."""
-    text, per_game_decoding = _decode_file(data)
+    text, per_game_decoding, damaged_encoding = _decode_file(data)
     carried = _CarriedTags()
     position = 0
     for chunk, chunk_line in _chunks(text):
         if per_game_decoding:
             chunk = _decode_game(chunk.encode("latin-1"))
-        if _CONTROL.search(chunk):
+        problem = _undecodable(chunk, damaged_encoding)
+        if problem is not None:
             start = len(chunk) - len(chunk.lstrip())
             yield Rejected(source_file, "pbn", position, chunk_line + chunk.count("\n", 0, start), chunk.strip(),
-                           Reason.UNDECODABLE_BYTES, "control characters (binary data) in the text", "game")
+                           Reason.UNDECODABLE_BYTES, problem, "game")
             position += 1
             continue
         for game in _games(chunk):
@@ -161,16 +176,43 @@ def parse_pbn(data: bytes, source_file: str) -> Iterator[BoardRecord | Rejected]
             position += 1
 
 
-def _decode_file(data: bytes) -> tuple[str, bool]:
-    """The file as text; True when it is not UTF-8 and each game must be decoded on its own."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    data = data.rstrip(b"\x1a")  # DOS end-of-file mark
-    try:
-        return data.decode("utf-8"), False
-    except UnicodeDecodeError:
-        # latin-1 maps bytes 1:1 and the structure is ASCII, so games split the same way.
-        return data.decode("latin-1"), True
+def _decode_file(data: bytes) -> tuple[str, bool, str | None]:
+    """(the file as text with "\\n" line ends, True when it is not UTF-8 and each game must be
+    decoded on its own, the UTF-16/32 encoding its byte order mark names when some bytes are not in
+    it: each U+FFFD then marks such bytes)."""
+    per_game, damaged = False, None
+    bom, encoding = next(((bom, encoding) for bom, encoding in _BOMS if data.startswith(bom)), (b"", None))
+    if encoding is not None:
+        try:
+            text = data[len(bom):].decode(encoding)
+        except UnicodeDecodeError:
+            text, damaged = data[len(bom):].decode(encoding, errors="replace"), encoding
+    else:
+        if data.startswith(b"\xef\xbb\xbf"):
+            data = data[3:]
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            # latin-1 maps bytes 1:1 and the structure is ASCII, so games split the same way.
+            text, per_game = data.decode("latin-1"), True
+    text = text.rstrip("\x1a")  # DOS end-of-file mark
+    if "\r" in text:
+        text = _LINE_END.sub("\n", text)
+    return text, per_game, damaged
+
+
+def _undecodable(chunk: str, damaged_encoding: str | None) -> str | None:
+    """Why a chunk is not text (what was seen in it), or None when it is."""
+    if damaged_encoding is not None and "\ufffd" in chunk:
+        return f"bytes that are not {damaged_encoding.upper()}, the encoding the file's byte order mark names"
+    control = _CONTROL.search(chunk)
+    if control is None:
+        return None
+    nuls = max(chunk[0::2].count("\x00"), chunk[1::2].count("\x00"))
+    if nuls and nuls >= 0.9 * (len(chunk) // 2):  # the zero bytes of UTF-16 or UTF-32 ASCII text
+        return "NUL bytes between the characters: UTF-16 or UTF-32 text without a byte order mark"
+    line = chunk.count("\n", len(chunk) - len(chunk.lstrip()), control.start()) + 1
+    return f"control character {ord(control.group()):#04x} on line {line} of the game: binary data, not text"
 
 
 def _decode_game(raw: bytes) -> str:
@@ -208,7 +250,7 @@ class _Tag:
         self.words: list[str] = []
 
     def section_text(self, chunk: str) -> str:
-        return chunk[self.end:self.section_end].strip().replace("\r\n", "\n")
+        return chunk[self.end:self.section_end].strip()
 
 
 class _Game:
@@ -494,7 +536,8 @@ def _pieces(word: str, field_name: str) -> Iterable[tuple[str, str]]:
 
 def _annotated_pieces(word: str, field_name: str) -> Iterator[tuple[str, str]]:
     for match in _PIECE.finditer(word):
-        note, nag, suffix, irregular, item, stray = match.groups()
+        note, open_note, nag, suffix, irregular, item, stray = match.groups()
+        note = open_note if note is None else note
         if note is not None:
             if not note.isdigit():
                 raise RecordError(Reason.SYNTAX, f"note reference ={note}= is not a number", field_name)
@@ -681,7 +724,7 @@ def _trump(record: BoardRecord) -> int | None:
     if record.auction is None or record.dealer is None:
         return None
     try:
-        contract = replay(record.dealer, record.auction).contract()
+        contract = replay_to_end(record.dealer, record.auction)[0].contract()
     except IllegalCall:
         return None
     return contract.strain if contract is not None else None

@@ -30,6 +30,15 @@ class Reason(str, Enum):
     NOT_A_DEAL = "not_a_deal"  # fewer than 52 cards where a full deal is required (DD endgames)
 
 
+class Repair(str, Enum):
+    """A change `validate.check` made to what a source said, so that an accepted record holds what
+    happened at the table and nothing more (listed in its `repairs`, counted per file in the ingest
+    manifest)."""
+
+    TRAILING_PASSES_DROPPED = "trailing_passes_dropped"  # passes typed after the end of the auction
+    PLACEHOLDER_RESULT_DROPPED = "placeholder_result_dropped"  # a 0-trick result that nothing supports
+
+
 class RecordError(ValueError):
     """Raised inside a parser or validator for one record; becomes a `Rejected`."""
 
@@ -79,6 +88,7 @@ class BoardRecord:
     source_score: str | None = None  # the source's own score text, as given
     dd_tricks: list[int | None] | None = None  # 20 cells, [declarer N,E,S,W][strain C,D,H,S,NT]
     tags: dict[str, str] = field(default_factory=dict)  # other tags/fields, verbatim
+    repairs: list[Repair] = field(default_factory=list)  # set by validate.check, in the order made
 
     def reject(self, reason: Reason, message: str, field_name: str) -> "Rejected":
         return Rejected(

@@ -58,6 +58,7 @@ RECORDS = pa.schema(
         pa.field("source_score", pa.string()),
         pa.field("dd_tricks", pa.list_(pa.int8())),  # 20 cells or null; cells null where unknown
         pa.field("tags", pa.map_(pa.string(), pa.string())),
+        pa.field("repairs", pa.list_(pa.string())),  # record.Repair values; null when none was needed
         # provenance
         pa.field("source_file", pa.string(), nullable=False),
         pa.field("source_format", pa.string(), nullable=False),
@@ -145,6 +146,7 @@ def records_row(record: BoardRecord, record_id_value: int) -> dict:
         "source_score": record.source_score,
         "dd_tricks": record.dd_tricks,
         "tags": list(record.tags.items()) if record.tags else None,
+        "repairs": [repair.value for repair in record.repairs] or None,
         "source_file": record.source_file,
         "source_format": record.source_format,
         "source_position": record.source_position,

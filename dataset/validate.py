@@ -1,17 +1,35 @@
 """The bridge rules every accepted record obeys, whatever its format.
 
 Parsers call `owner_from_hands` while reading a deal; the ingest calls `check` on every parsed
-record. Both raise or return a reason code naming the field at fault."""
+record. Both raise or return a reason code naming the field at fault.
+
+`check` makes two repairs, each listed in the record's `repairs` (record.Repair), for every format
+alike; anything else that breaks a rule is quarantined:
+
+* trailing_passes_dropped: passes after the end of a complete auction (operators type one or two
+  too many) are dropped, so the auction ends where the table's did. Any other call after the end
+  is illegal.
+* placeholder_result_dropped: a stated result of 0 tricks for a contract (level 1 or more) with no
+  play is a placeholder (robot result files write `[Result "0"]` on boards they did not play), and
+  `tricks` becomes unknown, unless the source's score is consistent with it: the score text, read
+  as "NS n", "EW n", "NS n EW m" or a bare n for declarer's side, equals the contract's duplicate
+  score with 0 tricks.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 import numpy as np
 
-from .auction import IllegalCall, replay
-from .encodings import NT, SEATS, STRAINS, call_name
-from .record import BoardRecord, Reason, RecordError, Rejected
+from .auction import AuctionState, IllegalCall, replay
+from .encodings import NT, PASS, SEATS, STRAINS, call_name
+from .record import BoardRecord, Reason, RecordError, Rejected, Repair
+from .scoring import score_ns
+
+# A source's score text: "NS 620", "EW -100", "NS 620 EW -620", or "-100" (declarer's side).
+_SCORE = re.compile(r"(?:(NS|EW)\s*)?([+-]?\d+)(?:\s+(?:NS|EW)\s*[+-]?\d+)?", re.I)
 
 
 def owner_from_hands(hands: Sequence[Sequence[int] | None], field_name: str = "deal") -> np.ndarray:
@@ -54,6 +72,7 @@ def check(record: BoardRecord) -> BoardRecord | Rejected:
     source left them out. Returns the record (completed) or a Rejected naming the first fault."""
     try:
         _check_auction_and_contract(record)
+        _drop_placeholder_result(record)
         _check_play_and_tricks(record)
         _check_dd(record)
     except RecordError as error:
@@ -68,9 +87,16 @@ def _check_auction_and_contract(record: BoardRecord) -> None:
     if record.dealer is None:
         raise RecordError(Reason.UNKNOWN_VALUE, "an auction needs a dealer", "dealer")
     try:
-        state = replay(record.dealer, record.auction)
+        state, length = replay_to_end(record.dealer, record.auction)
     except IllegalCall as error:
         raise RecordError(Reason.ILLEGAL_CALL, str(error), f"auction[{len(_prefix_ok(record))}]") from None
+    if length < len(record.auction):
+        record.auction = record.auction[:length]
+        if record.alerts is not None:
+            record.alerts = record.alerts[:length]
+        if record.explanations is not None:
+            record.explanations = record.explanations[:length]
+        record.repairs.append(Repair.TRAILING_PASSES_DROPPED)
     record.auction_complete = state.finished
     if not state.finished:
         _check_stated_contract_shape(record)
@@ -92,6 +118,18 @@ def _check_auction_and_contract(record: BoardRecord) -> None:
             if said is not None and got is None and name == "level" and said != 0:
                 raise RecordError(Reason.CONTRACT_MISMATCH, "stated a contract but the auction was passed out", "contract")
     record.contract_level, record.contract_strain, record.contract_doubled, record.declarer = derived
+
+
+def replay_to_end(dealer: int, calls: list[int]) -> tuple[AuctionState, int]:
+    """`replay` that stops at the end of a complete auction when only passes follow; returns the
+    state and the auction's real length (len(calls) unless passes were typed after the end).
+    Raises IllegalCall for an illegal call, including any other call after the end."""
+    state = AuctionState.start(dealer)
+    for index, call in enumerate(calls):
+        if call == PASS and state.finished and all(later == PASS for later in calls[index:]):
+            return state, index
+        state.add(call)
+    return state, len(calls)
 
 
 def _prefix_ok(record: BoardRecord) -> list[int]:
@@ -121,6 +159,38 @@ def _check_stated_contract_shape(record: BoardRecord) -> None:
         raise RecordError(Reason.UNKNOWN_VALUE, f"contract level {level}", "contract")
     if level > 0 and (record.contract_strain is None or not 0 <= record.contract_strain <= NT):
         raise RecordError(Reason.UNKNOWN_VALUE, f"contract strain {record.contract_strain}", "contract")
+
+
+def _drop_placeholder_result(record: BoardRecord) -> None:
+    """0 stated tricks for a contract, with no play and no score that agrees: unknown tricks."""
+    if record.tricks != 0 or not record.contract_level or record.play:
+        return
+    score = None if record.source_score is None else _score_ns(record.source_score, record.declarer)
+    if score is not None and score == _zero_trick_score(record):
+        return
+    record.tricks = None
+    record.repairs.append(Repair.PLACEHOLDER_RESULT_DROPPED)
+
+
+def _score_ns(text: str, declarer: int | None) -> int | None:
+    """North-South's score from a source's score text; None when it cannot be read."""
+    match = _SCORE.fullmatch(text.strip())
+    if match is None:
+        return None
+    side, points = match.group(1), int(match.group(2))
+    if side is None:
+        if declarer is None:
+            return None
+        side = ("NS", "EW")[declarer % 2]
+    return points if side.upper() == "NS" else -points
+
+
+def _zero_trick_score(record: BoardRecord) -> int | None:
+    """North-South's score for the record's contract going down with 0 tricks; None when unknown."""
+    if None in (record.contract_strain, record.declarer, record.vulnerability):
+        return None
+    return score_ns(record.contract_level, record.contract_strain, record.contract_doubled or 0, record.declarer,
+                    record.vulnerability, 0)
 
 
 def _check_play_and_tricks(record: BoardRecord) -> None:
@@ -191,4 +261,4 @@ def _check_dd(record: BoardRecord) -> None:
             raise RecordError(Reason.UNKNOWN_VALUE, f"DD cell {value}", f"dd_tricks[{index}]")
 
 
-__all__ = ["check", "owner_from_hands", "is_complete", "call_name"]
+__all__ = ["check", "owner_from_hands", "is_complete", "replay_to_end", "call_name"]

@@ -4,7 +4,8 @@
 
 writes `records/` (accepted boards, schema `dataset.schema.RECORDS`), `quarantine/` (every record
 that could not be accepted, with file, position, raw text and reason), `manifest.json` (per
-file: read = accepted + quarantined, quarantined by reason) and `summary.json` (the totals).
+file: read = accepted + quarantined, quarantined by reason, accepted records by repair) and
+`summary.json` (the totals).
 The job runs on Beam's FnApiRunner with one worker process per core by default; any Beam
 runner works (see README: Flink, Spark, Dataflow through the portable runner).
 
@@ -34,7 +35,7 @@ import apache_beam as beam
 
 from bridgeflow.dataset import schema
 from bridgeflow.dataset.formats import LINE_BASED_FORMATS, format_of, parser_for
-from bridgeflow.dataset.record import BoardRecord, Rejected
+from bridgeflow.dataset.record import BoardRecord, Rejected, Repair
 from bridgeflow.dataset.validate import check
 from bridgeflow.pipelines.runner import add_runner_arguments, pipeline_options
 from bridgeflow.pipelines.shards import ParquetFileWriter, compact, lock_output, number_shards, publish, write_json
@@ -157,7 +158,8 @@ def done_chunks(work: Path) -> set[int]:
 
 class ParseChunk(beam.DoFn):
     """(index, InputChunk) -> its validated records rows and quarantine rows in part files under
-    `work`, then its marker holding its counts; emits the counts (source_file, format, counts).
+    `work`, then its marker holding its counts; emits the counts (source_file, format, counts by
+    "accepted" or quarantine reason, accepted records' repairs by name).
 
     The marker is written last, so a chunk with a marker is whole and a kill loses only the chunks
     in flight. Rows stream to the part files a row group at a time: memory stays flat."""
@@ -180,6 +182,7 @@ class ParseChunk(beam.DoFn):
                                for output, table_schema in OUTPUTS)
         parse = parser_for(chunk.format)
         counts: Counter = Counter()
+        repairs: Counter = Counter()
         for item in parse(data, chunk.source_file):
             item.source_position += chunk.first_position
             item.source_line += chunk.first_line - 1
@@ -192,11 +195,12 @@ class ParseChunk(beam.DoFn):
                 quarantine.add(schema.quarantine_row(item, key))
             else:
                 counts["accepted"] += 1
+                repairs.update(repair.value for repair in item.repairs)
                 self.accepted.inc()
                 records.add(schema.records_row(item, key))
         records.close()
         quarantine.close()
-        stats = (chunk.source_file, chunk.format, dict(counts))
+        stats = (chunk.source_file, chunk.format, dict(counts), dict(repairs))
         write_json(marker_path(work, index), stats)
         self.chunks_done += 1
         if self.chunks_done % 200 == 0:
@@ -223,10 +227,16 @@ def clear_stale(out: Path, work: Path) -> None:
 
 
 def manifest_from(stats: list, skipped: list[dict], inputs: list[str], seconds: float) -> dict:
-    """Aggregate per-chunk counts per file; read = accepted + quarantined by construction."""
+    """Aggregate per-chunk counts per file; read = accepted + quarantined by construction. `repairs`
+    counts accepted records by repair (record.Repair); `placeholder_results` is the count of one of
+    them, the 0-trick results taken as unknown."""
     files: dict[str, dict] = {}
-    for source_file, format_name, counts in stats:
-        entry = files.setdefault(source_file, {"format": format_name, "read": 0, "accepted": 0, "quarantined": {}})
+    for source_file, format_name, counts, repairs in stats:
+        entry = files.setdefault(source_file, {"format": format_name, "read": 0, "accepted": 0, "quarantined": {},
+                                               "repairs": {}, "placeholder_results": 0})
+        for name, count in repairs.items():
+            entry["repairs"][name] = entry["repairs"].get(name, 0) + count
+        entry["placeholder_results"] += repairs.get(Repair.PLACEHOLDER_RESULT_DROPPED.value, 0)
         for reason, count in counts.items():
             entry["read"] += count
             if reason == "accepted":
@@ -235,10 +245,12 @@ def manifest_from(stats: list, skipped: list[dict], inputs: list[str], seconds: 
                 entry["quarantined"][reason] = entry["quarantined"].get(reason, 0) + count
     totals: Counter = Counter()
     by_reason: Counter = Counter()
+    by_repair: Counter = Counter()
     for entry in files.values():
         totals["read"] += entry["read"]
         totals["accepted"] += entry["accepted"]
         by_reason.update(entry["quarantined"])
+        by_repair.update(entry["repairs"])
     return {
         "inputs": inputs,
         "files": len(files),
@@ -246,6 +258,8 @@ def manifest_from(stats: list, skipped: list[dict], inputs: list[str], seconds: 
         "accepted": totals["accepted"],
         "quarantined": sum(by_reason.values()),
         "quarantined_by_reason": dict(sorted(by_reason.items())),
+        "repairs": dict(sorted(by_repair.items())),
+        "placeholder_results": by_repair[Repair.PLACEHOLDER_RESULT_DROPPED.value],
         "skipped_files": skipped,
         "seconds": round(seconds, 2),
         "per_file": dict(sorted(files.items())),

@@ -78,7 +78,7 @@ def test_parse_dofn_commits_good_and_bad_records_of_a_chunk(tmp_path):
     path.write_text(GOOD_BOARD + "\n" + BAD_BOARD)
     chunk = InputChunk(str(tmp_path), "mixed.pbn", str(path), "pbn")
     work = tmp_path / "work"
-    stats = (str(path), "pbn", {"accepted": 1, "wrong_hand_size": 1})
+    stats = (str(path), "pbn", {"accepted": 1, "wrong_hand_size": 1}, {})
     with TestPipeline(runner="FnApiRunner") as pipeline:
         parsed = pipeline | beam.Create([(3, chunk)]) | beam.ParDo(ParseChunk(str(work)))
         assert_that(parsed, equal_to([stats]))
@@ -128,6 +128,30 @@ def test_run_writes_shards_and_manifest_and_reruns_identically(tmp_path):
 
     ingest.run(["--input", str(inputs), "--out", str(out), "--workers", "1"])
     assert _rows(out / "records") == first
+
+
+def test_manifest_counts_repairs_and_placeholder_results(tmp_path):
+    """Boards that validate repairs are accepted, listed per record and counted per file."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    extra_pass = GOOD_BOARD.replace("7NT Pass Pass Pass", "7NT Pass Pass Pass Pass")
+    placeholder = GOOD_BOARD.replace('"13"', '"0"').replace('"1"', '"2"')  # 7NT, Result "0", no play
+    (inputs / "a.pbn").write_text(extra_pass + "\n" + placeholder + "\n" + GOOD_BOARD.replace('"1"', '"3"'))
+    (inputs / "b.pbn").write_text(placeholder)
+    out = tmp_path / "out"
+    manifest = ingest.run(["--input", str(inputs), "--out", str(out), "--workers", "1"])
+    entry = manifest["per_file"][str(inputs / "a.pbn")]
+    assert (entry["accepted"], entry["placeholder_results"]) == (3, 1)
+    assert entry["repairs"] == {"trailing_passes_dropped": 1, "placeholder_result_dropped": 1}
+    assert manifest["per_file"][str(inputs / "b.pbn")]["repairs"] == {"placeholder_result_dropped": 1}
+    assert manifest["repairs"] == {"placeholder_result_dropped": 2, "trailing_passes_dropped": 1}
+    assert manifest["placeholder_results"] == 2
+    rows = {(Path(row["source_file"]).name, row["board"]): row for row in _rows(out / "records")}
+    assert rows["a.pbn", 1]["repairs"] == ["trailing_passes_dropped"] and len(rows["a.pbn", 1]["auction"]) == 4
+    assert (rows["a.pbn", 1]["tricks"], rows["a.pbn", 1]["score_ns"]) == (13, 1520)
+    assert rows["a.pbn", 2]["repairs"] == ["placeholder_result_dropped"]
+    assert (rows["a.pbn", 2]["tricks"], rows["a.pbn", 2]["score_ns"]) == (None, None)
+    assert rows["a.pbn", 3]["repairs"] is None
 
 
 def openspiel_line(seed: int) -> str:

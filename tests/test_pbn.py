@@ -71,6 +71,7 @@ errors_10/20/21.pbn hold one deliberate violation per game (game 23 of errors_10
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import re
 from pathlib import Path
@@ -83,7 +84,7 @@ from hypothesis import strategies as st
 from bridgeflow.dataset.auction import AuctionState
 from bridgeflow.dataset.encodings import parse_call, parse_card
 from bridgeflow.dataset.pbn import format_pbn, parse_pbn
-from bridgeflow.dataset.record import BoardRecord, Reason, Rejected
+from bridgeflow.dataset.record import BoardRecord, Reason, Rejected, Repair
 from bridgeflow.dataset.validate import check
 
 FIXTURES = Path(__file__).parent / "pbn"
@@ -265,6 +266,47 @@ def test_crlf_bom_and_lf_give_the_same_records():
         assert got.source_line == want.source_line
 
 
+def test_old_mac_line_ends_are_line_breaks():
+    # basic.pbn starts with '% PBN 2.1': with CR-only line ends the whole file was one '%' line.
+    data = (FIXTURES / "basic.pbn").read_bytes() + b"\n" + (FIXTURES / "syntax.pbn").read_bytes()
+    plain = list(parse_pbn(data, "x"))
+    for line_end in (b"\r", b"\r\r\n"):  # old Mac; CRLF converted twice (one break, not two)
+        got = list(parse_pbn(data.replace(b"\n", line_end), "x"))
+        assert len(got) == len(plain) == 3, line_end
+        for got_record, want in zip(got, plain):
+            assert_same_record(got_record, want)
+            assert got_record.source_line == want.source_line
+
+
+UNICODE_GAMES = ((FIXTURES / "basic.pbn").read_text() + '\n[Event "Łódź ♠"]\n[Board "2"]\n').replace("\n", "\r\n")
+
+
+@pytest.mark.parametrize("encoding, bom", [
+    ("utf-16-le", codecs.BOM_UTF16_LE), ("utf-16-be", codecs.BOM_UTF16_BE),
+    ("utf-32-le", codecs.BOM_UTF32_LE), ("utf-32-be", codecs.BOM_UTF32_BE),
+])
+def test_a_byte_order_mark_gives_the_encoding(encoding, bom):
+    plain = list(parse_pbn(UNICODE_GAMES.encode("utf-8"), "x"))
+    got = list(parse_pbn(bom + UNICODE_GAMES.encode(encoding), "x"))
+    assert len(got) == len(plain) == 2 and got[1].event == "Łódź ♠"
+    for got_record, want in zip(got, plain):
+        assert_same_record(got_record, want)
+        assert got_record.source_line == want.source_line
+
+
+def test_bytes_that_are_not_text_are_named():
+    no_bom = list(parse_pbn(UNICODE_GAMES.encode("utf-16-le"), "x"))
+    assert [(item.reason, item.field) for item in no_bom] == [(Reason.UNDECODABLE_BYTES, "game")]
+    assert no_bom[0].message == "NUL bytes between the characters: UTF-16 or UTF-32 text without a byte order mark"
+    # A lone surrogate (0xD800) in the second game of a UTF-16 file: that game only.
+    damaged = codecs.BOM_UTF16_LE + UNICODE_GAMES.replace("Łódź", "Ł\ud800dź").encode("utf-16-le", "surrogatepass")
+    first, second = parse_pbn(damaged, "x")
+    assert isinstance(first, BoardRecord) and second.reason is Reason.UNDECODABLE_BYTES
+    assert second.message == "bytes that are not UTF-16-LE, the encoding the file's byte order mark names"
+    [binary] = parse_pbn(b'[Event "x"]\n[Board "1\x01"]\n', "x")
+    assert binary.message == "control character 0x01 on line 2 of the game: binary data, not text"
+
+
 def test_each_game_is_decoded_on_its_own():
     games = [
         '[Event "Łódź"]'.encode("utf-8"),
@@ -276,6 +318,24 @@ def test_each_game_is_decoded_on_its_own():
     items = list(parse_pbn(b"\n\n".join(games), "x"))
     assert [item.event for item in items if isinstance(item, BoardRecord)] == ["Łódź", "Łódź", "café \x98", "last"]
     assert (items[3].reason, items[3].source_line, items[3].source_position) == (Reason.UNDECODABLE_BYTES, 7, 3)
+
+
+def test_note_references_glued_to_calls():
+    game = '[Dealer "N"]\n[Auction "N"]\n1H Pass 4NT Pass\n5C=1 Pass 6H=2= Pass\nPass Pass\n[Note "1:one ace"]\n'
+    [record] = parse_pbn(game.encode(), "x")
+    assert record.auction == calls("1H P 4NT P 5C P 6H P P P")
+    assert record.explanations == [None] * 4 + ["one ace"] + [None] * 5 and not any(record.alerts)
+
+
+def test_passes_after_the_end_do_not_hide_the_trump_from_the_play():
+    # basic.pbn without [Contract] and with a fifth pass: the play is still put in played order by
+    # the auction's contract (4HX by S), and validate drops the extra pass.
+    text = (FIXTURES / "basic.pbn").read_text().replace('[Contract "4HX"]\n', "").replace("\nAP\n", "\nPass Pass Pass Pass\n")
+    [record] = parse_pbn(text.encode(), "x")
+    [basic] = fixture("basic.pbn")
+    assert record.play == basic.play and record.auction == basic.auction + [0]
+    checked = check(record)
+    assert checked.auction == basic.auction and checked.repairs == [Repair.TRAILING_PASSES_DROPPED]
 
 
 @pytest.mark.parametrize("data", [b"", b"\n\n", b"% PBN 2.1\n% EXPORT\n", b"{ only a comment }\n\n% and a line\n"])
@@ -536,6 +596,29 @@ def test_bfc_alerts_and_copied_scoring(real_data):
     assert first.explanations[2] == "0-4 !ss" and first.scoring == "IMP;Cross"
     assert second.board == 1 and second.tricks == 9  # [Result] after the play, commentary with a nested { }
     assert third.scoring == "IMP;Cross"  # [Scoring "#"]: the latest game that had the tag
+
+
+def test_bba_note_references_glued_to_calls(shared_dir):
+    path = shared_dir / "data/challenges/lorserker_ben/Challenges/Results/BW2-Result8663.pbn"
+    games = [check(game) for game in parse_file(path)]
+    assert len(games) == 40 and all(isinstance(game, BoardRecord) for game in games)
+    assert games[0].auction == calls("P 2C P 2D P 2H P 3H P 4NT P 5C P 6H P P P")  # "... PASS 5C=1"
+
+
+def test_robot_placeholder_results_are_unknown(shared_dir):
+    # A BEN robot-result file: every board has a contract, [Result "0"], no play and no [Score].
+    path = shared_dir / "data/challenges/lorserker_ben/Challenges/Results/oct13_feb23_nov23_jun24-BBA8663.pbn"
+    games = [check(game) for game in parse_file(path)]
+    assert len(games) == 40 and all(isinstance(game, BoardRecord) and game.contract_level for game in games)
+    assert all(game.tricks is None and game.repairs == [Repair.PLACEHOLDER_RESULT_DROPPED] for game in games)
+    assert (games[0].contract_level, games[0].contract_strain, games[0].declarer) == (6, H, N)  # Board 1: 6H by N
+
+
+def test_a_passed_out_board_keeps_its_result(real_data):
+    # camrose2024_BEN.pbn board 99: [Contract ""], [Result "0"], PASS PASS PASS PASS: nothing to doubt.
+    games = parse_file(real_data / "lorserker_ben_pbn/demo/camrose2024_BEN.pbn")
+    board = check(next(game for game in games if game.board == 99))
+    assert (board.contract_level, board.tricks, board.repairs) == (0, 0, [])
 
 
 def test_hand_records_with_dd_tables(real_data):
