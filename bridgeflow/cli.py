@@ -7,6 +7,8 @@ import importlib
 import logging
 import sys
 
+from bridgeflow.dataset.errors import InputError
+
 # verb -> (module with run(argv), one-line help)
 VERBS = {
     "synth": ("bridgeflow.pipelines.synth", "generate the synthetic corpus (random deals, PBN/LIN)"),
@@ -47,7 +49,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     configure_logging()
     module = importlib.import_module(VERBS[verb][0])
-    module.run(rest)
+    try:
+        module.run(rest)
+    except InputError as error:  # the user's mistake: one line, not a traceback
+        print(f"bridgeflow {verb}: error: {error}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -11,7 +11,21 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .encodings import DOUBLE, NUM_CALLS, PASS, REDOUBLE, bid_level, bid_strain, call_name, is_bid
+from .encodings import (
+    DOUBLE,
+    NUM_CALLS,
+    PASS,
+    REDOUBLE,
+    bid_level,
+    bid_strain,
+    call_name,
+    card_name,
+    is_bid,
+    parse_auction,
+    parse_pbn_hand,
+    parse_vulnerability,
+    seat_index,
+)
 
 
 class IllegalCall(ValueError):
@@ -133,6 +147,46 @@ def replay(dealer: int, calls: Iterable[int]) -> AuctionState:
 
 def legal_mask(dealer: int, calls: Sequence[int]) -> np.ndarray:
     return replay(dealer, calls).legal_mask()
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A hand to call at a point of an auction, as `bid` and `explain` take it."""
+
+    hand: list[int]  # 13 card ids
+    auction: list[int]  # calls so far, from the dealer
+    dealer: int
+    vulnerability: int
+    state: AuctionState
+
+
+def parse_decision(hand: str, auction: str, dealer: str, vulnerability: str) -> Decision:
+    """Command-line text -> a Decision; ValueError with a one-line message naming the bad option."""
+    try:
+        cards = parse_pbn_hand(hand)
+    except ValueError as error:
+        raise ValueError(f"--hand: {error}") from None
+    repeated = sorted({card for card in cards if cards.count(card) > 1})
+    if repeated:
+        raise ValueError(f"--hand {hand!r} holds {', '.join(card_name(card) for card in repeated)} more than once")
+    if len(cards) != 13:
+        raise ValueError(f"--hand {hand!r} holds {len(cards)} cards, not 13")
+    try:
+        seat = seat_index(dealer)
+    except ValueError:
+        raise ValueError(f"--dealer {dealer!r}: not a seat (N, E, S or W)") from None
+    try:
+        vul = parse_vulnerability(vulnerability)
+    except ValueError as error:
+        raise ValueError(f"--vul: {error}") from None
+    try:
+        calls = parse_auction(auction)
+        state = replay(seat, calls)
+    except ValueError as error:  # IllegalCall included
+        raise ValueError(f"--auction {auction!r}: {error}") from None
+    if state.finished:
+        raise ValueError(f"--auction {auction!r} has already ended: no call is left to make")
+    return Decision(cards, calls, seat, vul, state)
 
 
 # ------------------------------------------------------------------ auction rules, vectorised

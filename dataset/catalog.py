@@ -16,6 +16,8 @@ from pathlib import Path
 
 import duckdb
 
+from .errors import InputError, existing
+
 LOG = logging.getLogger("bridgeflow.catalog")
 
 # Official IMP scale (Law 78B): the score differences at which each further IMP starts.
@@ -149,8 +151,21 @@ def view_sql(records: Path, quarantine: Path, dd: Path | None) -> list[str]:
     return statements
 
 
+def _require_shards(folder: Path, what: str) -> None:
+    """Every view reads Parquet shards: a missing or empty folder is the user's mistake, named here
+    rather than in a DuckDB traceback."""
+    existing(folder, what)
+    if not any(folder.glob("*.parquet")):
+        raise InputError(f"{what} {folder}: no Parquet file in it")
+
+
 def build(out: Path, records: Path, quarantine: Path, dd: Path | None) -> None:
     """Write the catalog to a temporary file, then rename it over `out`."""
+    _require_shards(records, "--records")
+    _require_shards(quarantine, "--quarantine")
+    if dd is not None:
+        for sub in ("labels", "quarantine", "mismatches"):
+            _require_shards(dd / sub, "--dd")
     out.parent.mkdir(parents=True, exist_ok=True)
     temporary = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     temporary.unlink(missing_ok=True)

@@ -59,6 +59,7 @@ from apache_beam.metrics.metric import MetricsFilter
 from bridgeflow.dataset import dd
 from bridgeflow.dataset.encodings import deal_id as deal_id_of
 from bridgeflow.dataset.encodings import split_of
+from bridgeflow.dataset.errors import InputError, existing
 from bridgeflow.dataset.labels import (
     ESTIMATOR_NAME,
     LabelStore,
@@ -73,6 +74,7 @@ from bridgeflow.dataset.schema import DD_LABELS, DD_MISMATCHES, DD_QUARANTINE
 from bridgeflow.pipelines.runner import add_runner_arguments, pipeline_options
 from bridgeflow.pipelines.shards import WriteParquetShards, lock_output, number_shards, publish, write_json, write_table
 from bridgeflow.training.dd.dd_estimator import DDEstimator
+from bridgeflow.training.model_files import model_file
 
 LOG = logging.getLogger("bridgeflow.ddlabel")
 NAMESPACE = "ddlabel"  # Beam counters
@@ -353,12 +355,6 @@ class Estimate(beam.DoFn):
         self.estimated.inc(len(rows))
 
 
-def model_file(path: str | Path) -> Path:
-    """--nndda: the trainer's output folder (its nndda.pt) or a model file."""
-    path = Path(path)
-    return path / "nndda.pt" if path.is_dir() else path
-
-
 class CrossCheck(beam.DoFn):
     """(deal_id, [("p", checks), ("t", table)]) -> mismatch rows for the records' own DD tables."""
 
@@ -396,7 +392,7 @@ def build(pipeline, record_files, out_label_files, store_label_files, out: Path,
 
     if estimating:
         _ = (known.todo | "EstimateBatches" >> beam.BatchElements(min_batch_size=1024, max_batch_size=16384)
-             | "Estimate" >> beam.ParDo(Estimate(str(out), str(work), work.name, str(model_file(args.nndda)))))
+             | "Estimate" >> beam.ParDo(Estimate(str(out), str(work), work.name, str(model_file(args.nndda, "nndda.pt", "NN-DDA")))))
         mismatches, quarantine = (known.mismatches,), (known.quarantine,)  # known.pending: never against estimates
     else:
         plan = (known.todo | "CollectTodo" >> beam.combiners.ToList()
@@ -490,7 +486,7 @@ def record_files(specs: list[str]) -> list[str]:
         pattern = os.path.join(spec, "**", "*.parquet") if os.path.isdir(spec) else spec
         matches = sorted(glob.glob(pattern, recursive=True))
         if not matches:
-            raise FileNotFoundError(f"--records {spec!r} matches no Parquet file")
+            raise InputError(f"--records {spec}: no such folder, or no Parquet file in it")
         files += matches
     return files
 
@@ -522,15 +518,21 @@ def parse_args(argv):
 def run(argv: list[str] | None = None) -> dict:
     """Run the DD-label job; returns the summary it wrote to <out>/summary.json."""
     args, beam_args = parse_args(argv)
+    inputs = record_files(args.records)  # every input is checked before anything is written
+    stores = [existing(spec, "--store") for spec in args.store]
+    estimator_version = None
+    if args.estimator == "nn":  # a bad model fails before any work
+        estimator_version = DDEstimator.load(args.nndda).solver_version
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with lock_output(out, "ddlabel"):
-        summary = label_deals(args, beam_args, out)
+        summary = label_deals(args, beam_args, out, inputs, stores, estimator_version)
     LOG.info("ddlabel: %s", json.dumps({key: value for key, value in summary.items() if not isinstance(value, dict)}))
     return summary
 
 
-def label_deals(args: argparse.Namespace, beam_args: list[str], out: Path) -> dict:
+def label_deals(args: argparse.Namespace, beam_args: list[str], out: Path, inputs: list[str], stores: list[Path],
+                estimator_version: str | None) -> dict:
     """The job, under run()'s lock on `out`."""
     started = time.time()
     store = LabelStore(out)
@@ -541,12 +543,8 @@ def label_deals(args: argparse.Namespace, beam_args: list[str], out: Path) -> di
     for sub in ("quarantine", "mismatches"):
         (work / "staging" / sub).mkdir(parents=True)
 
-    inputs = record_files(args.records)
-    estimator_version = None
-    if args.estimator == "nn":  # load it here too: a bad model fails before any work
-        estimator_version = DDEstimator.load(model_file(args.nndda)).solver_version
     out_files = [str(path) for path in store.files()]
-    store_files = [str(path) for spec in args.store for path in label_files(spec)]
+    store_files = [str(path) for store_folder in stores for path in label_files(store_folder)]
     LOG.info("ddlabel: %d records files, %d label files in %s, %d in stores, %d lanes",
              len(inputs), len(out_files), out, len(store_files), args.workers)
     monitor = Monitor(store, work, args.rows_per_shard, args.progress_seconds)

@@ -115,6 +115,31 @@ def test_one_label_per_distinct_deal_with_cross_check_and_quarantine(tmp_path, r
     assert json.loads((tmp_path / "dd" / "summary.json").read_text()) == summary
 
 
+def test_dds_never_sees_an_invalid_deal(tmp_path, reference):
+    """Owner rows written straight into a records shard, past ingest's checks: each is quarantined
+    with a reason, the good deals beside them are labelled and the job finishes."""
+    deals, tables = reference
+    good = deals[:3]
+    seat_seven = SORTED.copy()
+    seat_seven[10] = 7
+    unknown_card = SORTED.copy()
+    unknown_card[51] = -1
+    all_north = np.zeros(52, np.int8)
+    bad = {"seat_seven": seat_seven, "unknown_card": unknown_card, "all_north": all_north,
+           "short": SORTED[:51], "long": np.concatenate([SORTED, [0]]).astype(np.int8)}
+    forced_ids = {name: 1000 + k for k, name in enumerate(bad)}
+    write_records(tmp_path / "records" / "a.parquet", [*good, *[SORTED] * len(bad)],
+                  owners_override={len(good) + k: (owner, forced_ids[name]) for k, (name, owner) in enumerate(bad.items())})
+
+    summary = label(tmp_path / "records", tmp_path / "dd", workers=2)
+
+    assert set(labels_of(tmp_path / "dd")) == {deal_id(owner) for owner in good}
+    quarantined = {row["deal_id"]: row for row in read_folder(tmp_path / "dd" / "quarantine")}
+    assert sorted(quarantined) == sorted(forced_ids.values())
+    assert all(row["reason"] and row["message"] for row in quarantined.values())
+    assert summary["solved"] == len(good) and sum(summary["quarantined_by_reason"].values()) == len(bad)
+
+
 def test_reruns_solve_only_new_deals(tmp_path, reference):
     deals, tables = reference
     write_records(tmp_path / "records" / "a.parquet", deals[:10])

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 import torch
 
-from bridgeflow.dataset.auction import IllegalCall
 from bridgeflow.dataset.encodings import (
     SUITS,
     call_name,
@@ -95,10 +94,7 @@ def test_dealer_to_call_and_vulnerability_names(checkpoint, tmp_path, capsys):
 
 def test_bad_input_is_refused(checkpoint, tmp_path):
     args = ["--dealer", "N", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "h.png")]
-    with pytest.raises(IllegalCall):
-        explain.run(["--hand", HAND, "--auction", "1H 1C", *args])
-    with pytest.raises(SystemExit):
-        explain.run(["--hand", "K843.Q92.A75.J6", *args])
-    with pytest.raises(ValueError, match="vulnerability"):
-        explain.run(["--hand", HAND, "--vul", "red", *args])
+    for bad in (["--hand", HAND, "--auction", "1H 1C"], ["--hand", "K843.Q92.A75.J6"], ["--hand", HAND, "--vul", "red"]):
+        with pytest.raises(SystemExit):
+            explain.run([*bad, *args])
     assert not (tmp_path / "h.png").exists()

@@ -15,6 +15,8 @@ import numpy as np
 import torch
 
 from bridgeflow.dataset.auction import auction_status
+from bridgeflow.dataset.errors import InputError
+from bridgeflow.training.model_files import load_model_state, model_file
 
 from .bsm_data import encode
 from .bsm_model import BSM, OTHERS, BSMConfig
@@ -39,13 +41,14 @@ class Bidder:
     @classmethod
     def load(cls, path: str | Path, device: str = "cpu") -> "Bidder":
         """`path`: a training out folder (reads model.pt) or a model.pt / ckpt.pt file."""
-        path = Path(path)
-        if path.is_dir():
-            path = path / "model.pt"
-        saved = torch.load(path, map_location=device, weights_only=False)
-        model = BSM(BSMConfig(**saved["model_config"]))
-        model.load_state_dict(saved["model"])
-        return cls(model, device)
+        path = model_file(path, "model.pt", "BSM")
+        saved, _ = load_model_state(path, "BSM", weights_only=False)
+        try:
+            model = BSM(BSMConfig(**saved["model_config"]))
+            model.load_state_dict(saved["model"])
+        except (TypeError, RuntimeError) as error:  # another model's file, or weights of another shape
+            raise InputError(f"BSM {path}: not a BSM model file ({str(error).splitlines()[0][:200]})") from None
+        return cls(model.to(device), device)
 
     @torch.inference_mode()
     def predict(self, hands, auctions: Sequence[Sequence[int]], dealer, vul) -> dict[str, np.ndarray]:

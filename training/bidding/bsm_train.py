@@ -26,6 +26,7 @@ import yaml
 from tqdm import tqdm
 
 from bridgeflow.dataset.encodings import CARD_HCP
+from bridgeflow.training.model_files import model_file
 from bridgeflow.training.params import load_section
 
 from .bsm_data import SPLITS, Corpus, batch_rows, load_corpus
@@ -183,8 +184,7 @@ def _save(obj: dict, path: Path) -> None:
 def load_init(path: str | Path) -> tuple[dict, str]:
     """The weights of a finished BSM (model.pt, or its training folder) to warm-start from, and a
     hash of the file (a checkpoint only resumes from the same start)."""
-    path = Path(path)
-    path = path / "model.pt" if path.is_dir() else path
+    path = model_file(path, "model.pt", "BSM (--init)")
     blob = path.read_bytes()
     return torch.load(path, weights_only=False)["model"], hashlib.blake2b(blob, digest_size=8).hexdigest()
 

@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from bridgeflow.dataset.auction import replay  # noqa: E402
+from bridgeflow.dataset.auction import parse_decision, replay  # noqa: E402
 from bridgeflow.dataset.encodings import (  # noqa: E402
     CARD_HCP,
     RANKS,
@@ -26,10 +26,6 @@ from bridgeflow.dataset.encodings import (  # noqa: E402
     VUL_NAMES,
     call_name,
     hand_to_pbn,
-    parse_auction,
-    parse_pbn_hand,
-    parse_vulnerability,
-    seat_index,
 )
 
 from .bidder import OTHERS, Bidder  # noqa: E402
@@ -125,11 +121,12 @@ def run(argv: list[str] | None = None) -> dict:
     parser.add_argument("--out", default="explain.png", help="PNG to write")
     parser.add_argument("--top", type=int, default=5, help="calls to list")
     args = parser.parse_args(argv)
-    hand = parse_pbn_hand(args.hand)
-    if len(hand) != 13 or len(set(hand)) != 13:
-        parser.error(f"--hand must hold 13 distinct cards, got {len(hand)}")
-    summary = explain(Bidder.load(args.checkpoint), hand, parse_auction(args.auction), parse_vulnerability(args.vul),
-                      seat_index(args.dealer), args.top)
+    try:
+        decision = parse_decision(args.hand, args.auction, args.dealer, args.vul)
+    except ValueError as error:
+        parser.error(str(error))
+    summary = explain(Bidder.load(args.checkpoint), decision.hand, decision.auction, decision.vulnerability,
+                      decision.dealer, args.top)
     render(summary, Path(args.out))
     print(summary["text"])
     print(f"wrote {args.out}")

@@ -13,11 +13,13 @@ As a labeller (checked full deals in, DD_LABELS rows out):
 from __future__ import annotations
 
 import hashlib
-import io
 from pathlib import Path
 
 import numpy as np
 import torch
+
+from bridgeflow.dataset.errors import InputError
+from bridgeflow.training.model_files import load_model_state, model_file
 
 from . import symmetry
 from .nndda_model import NNDDA, NNDDAConfig
@@ -34,11 +36,14 @@ class DDEstimator:
 
     @classmethod
     def load(cls, path: str | Path) -> "DDEstimator":
-        """A model file written by the trainer (nndda.pt) or one of its resumable checkpoints."""
-        data = Path(path).read_bytes()
-        state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
-        model = NNDDA(NNDDAConfig(**NNDDAConfig.LEGACY | state["model_config"]))
-        model.load_state_dict(state["model"])
+        """The trainer's out folder (reads nndda.pt), its model file, or one of its resumable checkpoints."""
+        path = model_file(path, "nndda.pt", "NN-DDA")
+        state, data = load_model_state(path, "NN-DDA")
+        try:
+            model = NNDDA(NNDDAConfig(**NNDDAConfig.LEGACY | state["model_config"]))
+            model.load_state_dict(state["model"])
+        except (TypeError, RuntimeError) as error:  # another model's file, or weights of another shape
+            raise InputError(f"NN-DDA {path}: not an NN-DDA model file ({str(error).splitlines()[0][:200]})") from None
         return cls(model, version=f"nn-dda:{hashlib.blake2b(data, digest_size=6).hexdigest()}")
 
     @property

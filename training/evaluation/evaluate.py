@@ -57,10 +57,12 @@ from tqdm import tqdm
 from bridgeflow.dataset.auction import AuctionState
 from bridgeflow.dataset.dd import SOLVER_NAME
 from bridgeflow.dataset.encodings import duplicate_dealer, duplicate_vulnerability, hands_from_owner
+from bridgeflow.dataset.errors import InputError, existing
 from bridgeflow.dataset.labels import read_labels
 from bridgeflow.dataset.scoring import imps, score_ns
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.dd.exact_dd import ExactDD
+from bridgeflow.training.model_files import model_file
 from bridgeflow.training.search.monte_carlo import (
     MonteCarloSearch,
     SearchConfig,
@@ -101,20 +103,20 @@ class Boards:
 def load_boards(dd_store: str | Path, count: int, board_file: str | Path | None = None) -> Boards:
     """The boards of the match: a fixed list from `board_file`, else the first `count` test-split
     deal_ids of the DD store in ascending order. Only deals with an exact (DDS) table qualify."""
-    labels = read_labels(dd_store)
+    labels = read_labels(existing(dd_store, "DD store (--dd)"))
     labels = labels.filter(pc.equal(labels.column("solver"), SOLVER_NAME))  # exact tables only, not NN-DDA estimates
     ids = labels.column("deal_id").to_numpy()
     if board_file is not None:
-        listed = json.loads(Path(board_file).read_text())
+        listed = json.loads(existing(board_file, "board list (--boards)").read_text())
         wanted = np.array(listed["deal_ids"] if isinstance(listed, dict) else listed, np.uint64)
     else:
         wanted = np.sort(ids[ids % 100 >= 90])[:count]
     position = {int(deal): row for row, deal in enumerate(ids)}
     missing = [int(d) for d in wanted if int(d) not in position]
     if missing:
-        raise ValueError(f"{len(missing)} boards have no exact DD table in {dd_store}, e.g. deal_id {missing[0]}")
+        raise InputError(f"{len(missing)} boards have no exact DD table in {dd_store}, e.g. deal_id {missing[0]}")
     if not len(wanted):
-        raise ValueError(f"no test-split deals in the DD store {dd_store}")
+        raise InputError(f"DD store {dd_store}: no test-split deal with an exact table in it")
     rows = pa.array([position[int(d)] for d in wanted])
     chosen = labels.take(rows)
     owners = np.array(chosen.column("owner").to_pylist(), np.int8)
@@ -263,11 +265,6 @@ def file_hash(path: str | Path) -> str:
     return hashlib.blake2b(Path(path).read_bytes(), digest_size=8).hexdigest()
 
 
-def checkpoint_file(path: str | Path, name: str) -> Path:
-    path = Path(path)
-    return path / name if path.is_dir() else path
-
-
 class AgentFactory:
     """Builds agents from names like `search` or `bsm@path/model.pt`; loads each model once."""
 
@@ -280,7 +277,7 @@ class AgentFactory:
     def bidder(self, path: str | Path | None) -> Bidder:
         if path is None:
             raise ValueError("a BSM agent needs --bsm (or name@CHECKPOINT)")
-        file = checkpoint_file(path, "model.pt")
+        file = model_file(path, "model.pt", "BSM")
         if file not in self.bidders:
             self.bidders[file] = Bidder.load(file)
             self.checkpoints[str(file)] = file_hash(file)
@@ -298,7 +295,7 @@ class AgentFactory:
         if self.scorer is None:
             self.scorer = load_scorer(self.search_config.dd, self.nndda)
             if self.search_config.dd == "nndda":
-                file = checkpoint_file(self.nndda, "nndda.pt")
+                file = model_file(self.nndda, "nndda.pt", "NN-DDA")
                 self.checkpoints[str(file)] = file_hash(file)
         return SearchAgent(MonteCarloSearch(bidder, self.scorer, self.search_config), name=spec)
 

@@ -34,7 +34,7 @@ from typing import Protocol, Sequence
 import numpy as np
 import torch
 
-from bridgeflow.dataset.auction import AuctionState, replay
+from bridgeflow.dataset.auction import AuctionState, parse_decision, replay
 from bridgeflow.dataset.encodings import (
     SEATS,
     VUL_BOTH,
@@ -42,10 +42,6 @@ from bridgeflow.dataset.encodings import (
     VUL_NAMES,
     VUL_NS,
     call_name,
-    parse_auction,
-    parse_pbn_hand,
-    parse_vulnerability,
-    seat_index,
 )
 from bridgeflow.dataset.scoring import contract_scores, imps_array
 from bridgeflow.training.bidding.bidder import Bidder
@@ -253,8 +249,7 @@ def load_scorer(kind: str, nndda: str | Path | None) -> DDScorer:
         return ExactDD()
     if nndda is None:
         raise ValueError("search.dd = nndda needs --nndda (or --set dd=dds)")
-    path = Path(nndda)
-    return EstimatedDD(DDEstimator.load(path / "nndda.pt" if path.is_dir() else path))
+    return EstimatedDD(DDEstimator.load(nndda))
 
 
 
@@ -276,18 +271,15 @@ def run(argv: list[str] | None = None) -> SearchResult:
     torch.set_num_threads(1)  # small batches in sequence: one thread beats two on a busy machine
     config = load_section(SearchConfig, args.params, "search", args.set)
     try:
-        hand, auction = parse_pbn_hand(args.hand), parse_auction(args.auction)
-        dealer, vul = seat_index(args.dealer), parse_vulnerability(args.vul)
-        state = replay(dealer, auction)
-    except ValueError as error:  # IllegalCall included
+        decision = parse_decision(args.hand, args.auction, args.dealer, args.vul)
+    except ValueError as error:
         parser.error(str(error))
-    if len(hand) != 13 or len(set(hand)) != 13:
-        parser.error(f"--hand {args.hand!r} is not 13 distinct cards")
-    if state.finished:
-        parser.error("the auction has already ended")
+    hand, auction, dealer, vul, state = (decision.hand, decision.auction, decision.dealer, decision.vulnerability,
+                                         decision.state)
+    bidder = Bidder.load(args.bsm)
     scorer = load_scorer(config.dd, args.nndda)
     try:
-        result = MonteCarloSearch(Bidder.load(args.bsm), scorer, config).search(hand, auction, dealer, vul)
+        result = MonteCarloSearch(bidder, scorer, config).search(hand, auction, dealer, vul)
     finally:
         if isinstance(scorer, ExactDD):
             scorer.close()
