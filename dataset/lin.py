@@ -24,6 +24,8 @@ Decisions (see the module tests for the real files behind each):
 * Free text (`nt`, `an`) may contain '|': while the token where the next key should be is not a
   two-letter lowercase key, it is taken as part of the text. A stray token anywhere else
   rejects its board as SYNTAX and parsing re-aligns on the next token.
+* An auction needs a dealer, which only `md` gives: a board with calls and an empty `md`, none,
+  or dealer digit 0 is rejected naming `md`.
 * Bytes: UTF-8, or UTF-16/UTF-32 when a byte order mark says so; in a UTF-8 file a board (or
   the header) that is not UTF-8 is read as cp1252. A board with a byte readable in neither, or
   holding a NUL byte (binary data), is UNDECODABLE_BYTES, naming the pair that holds it, with
@@ -152,6 +154,7 @@ def parse_lin(data: bytes, source_file: str) -> Iterator[BoardRecord | Rejected]
         keys, values, _ = _split_pairs(record.raw_text)
         try:
             _fill_board(record, keys, values, state, deals)
+            _check_dealer(record, keys, values)
         except RecordError as error:
             yield record.reject(error.reason, error.message, error.field)
             continue
@@ -371,9 +374,27 @@ def _read_header(keys, values, state: _FileState) -> RecordError | None:
 
 
 def _stray_token(keys, values, index: int) -> RecordError:
-    """A token where a key should be: the value before it probably held a '|'."""
-    field = "lin" if index == 0 else _field(keys, index - 1)
-    return RecordError(Reason.SYNTAX, f"{values[index].strip()[:40]!r} where a LIN key was expected", field)
+    """A token where a key should be. It is junk, or the value before it is (a junk token or a
+    '|' in a value pushed the real value to where the key should be): the message names the
+    value before it when only the token reads as a value of that pair's key."""
+    token = values[index].strip()[:40]
+    if index == 0 or keys[index - 1] is None:
+        return RecordError(Reason.SYNTAX, f"stray token {token!r} where a LIN key was expected", "lin")
+    key, value = keys[index - 1], values[index - 1].strip()[:40]
+    if _reads_as(key, values[index]) and not _reads_as(key, values[index - 1]):
+        message = f"stray token {value!r} between {key}| and its value {token!r}"
+    else:
+        message = f"stray token {token!r} after {key}|{value}|"
+    return RecordError(Reason.SYNTAX, message, _field(keys, index - 1))
+
+
+def _reads_as(key: str, value: str) -> bool:
+    """Whether `value` alone is a valid value of `key` (any text is, for keys without syntax)."""
+    try:
+        _fill_board(BoardRecord("", "lin", 0, 0), [key], [value], _FileState(), {})
+    except RecordError:
+        return False
+    return True
 
 
 def _add_tag(tags: dict[str, str], key: str, value: str) -> None:
@@ -452,6 +473,20 @@ def _fill_board(record: BoardRecord, keys, values, state: _FileState, deals: dic
     if result:
         tags["rs"] = result
     record.tags = tags
+
+
+def _check_dealer(record: BoardRecord, keys, values) -> None:
+    """An auction needs a dealer, which LIN gives only as the first digit of md."""
+    if record.auction is None or record.dealer is not None:
+        return
+    deals = [value.strip() for key, value in zip(keys, values) if key == "md"]
+    if not deals:
+        problem = "no md (no deal, no dealer)"
+    elif not deals[-1]:
+        problem = "md is empty (no deal, no dealer)"
+    else:
+        problem = "md's dealer digit is 0 (no dealer)"
+    raise RecordError(Reason.UNKNOWN_VALUE, f"{problem}: the auction needs a dealer", "md")
 
 
 def _parse_play(texts: list[str]) -> list[int]:

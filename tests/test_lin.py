@@ -143,7 +143,7 @@ def test_header_only_or_empty_files_have_no_boards(data):
 
 
 def test_md_without_cards_is_no_deal():
-    empty, placeholder, no_dealer = parse_lin(b"qx|o1|md||mb|p|\nqx|o2|md|3SHDC,SHDC,SHDC,SHDC|\nqx|o3|md|0|", "f")
+    empty, placeholder, no_dealer = parse_lin(b"qx|o1|md||sv|o|\nqx|o2|md|3SHDC,SHDC,SHDC,SHDC|\nqx|o3|md|0|", "f")
     assert (empty.owner, empty.dealer) == (None, None)
     assert (placeholder.owner, placeholder.dealer) == (None, N)
     assert (no_dealer.owner, no_dealer.dealer) == (None, None)
@@ -336,7 +336,11 @@ def test_vugraph_parse_rejections_are_the_hand_checked_ones(vugraph):
     rejected = {(path.name, item.source_position, item.reason, item.field)
                 for path, _, items in vugraph for item in items if isinstance(item, Rejected)}
     # 433/43357.lin, qx|c17: "mb|3C|mb|p|mb|12H!|mb|3H|" - an operator typo, no such call.
-    assert rejected == {("43357.lin", 1, Reason.UNKNOWN_VALUE, "mb[5]")}
+    # The others: "md||" (no deal, so no dealer) before an auction and play.
+    no_deal = {(name, position, Reason.UNKNOWN_VALUE, "md") for name, position in (
+        ("43554.lin", 0), ("44148.lin", 0), ("44168.lin", 0), ("44177.lin", 0), ("44177.lin", 1),
+        ("44219.lin", 0), ("44224.lin", 0))}
+    assert rejected == {("43357.lin", 1, Reason.UNKNOWN_VALUE, "mb[5]")} | no_deal
 
 
 def _play_fits_deal(record: BoardRecord) -> bool:
@@ -579,3 +583,28 @@ def test_a_binary_file_is_one_quarantined_record(data):
     assert (item.reason, item.source_position, item.source_line) == (Reason.UNDECODABLE_BYTES, 0, 1)
     assert "binary data" in item.message
     assert item.raw_text.encode("utf-8").startswith(b"\\x89PNG" if data[:4] == b"\x89PNG" else b"")
+
+
+def test_an_auction_without_a_dealer_names_md():
+    items = list(parse_lin(b"qx|o1|md||sv|o|mb|p|\nqx|o2|sv|o|mb|p|\nqx|o3|md|0|mb|p|\n", "f.lin"))
+    assert [(item.reason, item.field) for item in items] == [(Reason.UNKNOWN_VALUE, "md")] * 3
+    assert [item.message.split(":")[0] for item in items] == [
+        "md is empty (no deal, no dealer)", "no md (no deal, no dealer)", "md's dealer digit is 0 (no dealer)"]
+    assert all(item.message.endswith("the auction needs a dealer") for item in items)
+
+
+def test_a_junk_token_is_named_wherever_it_is(vugraph_sample):
+    """'JUNK|' after each '|' of a real board: in a value's place it pushes the value to where a
+    key should be, and the message must still name the junk, not the pushed value."""
+    data, _ = vugraph_sample
+    start, end = data.index(b"qx|o17|"), data.index(b"qx|c17|")
+    board = data[start:end].rstrip()
+    for at in [index + 1 for index, char in enumerate(board[:-1]) if char == ord("|")]:
+        mutated = data[:start] + board[:at] + b"JUNK|" + board[at:] + data[start + len(board):]
+        bad = list(parse_lin(mutated, "f.lin"))[2]
+        assert bad.reason == Reason.SYNTAX, board[:at]
+        before = board[:at].split(b"|")[-3 if board[:at].endswith(b"||") else -2]
+        if board[:at].split(b"|")[-2] in (b"st", b"pg"):  # layout: any text reads as its value
+            assert f"after {before.decode()}|JUNK|" in bad.message, bad.message
+        else:
+            assert "stray token 'JUNK'" in bad.message, (board[:at], bad.message)
