@@ -320,7 +320,7 @@ class _FileState:
             scoring = fields[2].strip() if len(fields) > 2 else ""
             self.scoring = _SCORING.get(scoring, scoring) or None
             first = fields[3].strip() if len(fields) > 3 else ""
-            self.first_board = int(first) if first.isdigit() else None
+            self.first_board = int(first) if first.isdecimal() else None
         elif key == "rs":
             self.results = value.split(",")
         elif key == "pn":
@@ -446,7 +446,7 @@ def _fill_board(record: BoardRecord, keys, values, state: _FileState, deals: dic
                 raise RecordError(Reason.UNKNOWN_VALUE, f"{value!r} is not o, n, e or b", "sv")
             record.vulnerability = vulnerability
         elif key == "mc":
-            if not value.strip().isdigit():
+            if not value.strip().isdecimal():  # isdigit() lets '²' through to int()
                 raise RecordError(Reason.UNKNOWN_VALUE, f"{value!r} is not a number of tricks", "mc")
             record.claim = int(value)
         elif key == "ah":

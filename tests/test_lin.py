@@ -167,6 +167,12 @@ def test_bytes_utf8_cp1252_and_binary():
     assert isinstance(fifth, BoardRecord) and fifth.explanations == ["^H typo\x08"]
 
 
+def test_digits_that_int_cannot_read_are_unknown_values():
+    bad, good = parse_lin("vg|Ev,S1,I,\u00b2,16|\nqx|o1|md||mc|\u00b2|\nqx|o2|md||mc|9|".encode(), "f.lin")
+    assert (bad.reason, bad.field) == (Reason.UNKNOWN_VALUE, "mc")
+    assert (good.event, good.claim) == ("Ev", 9)
+
+
 def test_unknown_keys_and_layout_go_to_tags():
     (record,) = parse_lin(b"qx|o1|st|small|" + MD.encode() + b"xx|1|xx|2|pg||rh||", "f")
     assert record.tags == {"st": "small", "xx": "1|2"}
