@@ -96,8 +96,8 @@ def _call_spellings() -> dict[str, int]:
 _CARDS = _card_spellings()
 _CALLS = _call_spellings()
 _SUIT_LETTER = re.compile("([SHDCshdc])")
-_QX_MARK = re.compile(r"(qx)\s*\|")
-_HAND_MARK = re.compile(r"(pn|md)\s*\|")
+_QX_MARK = re.compile(r"(qx)[^\w|]*\|")  # a board-start key, blanks or garbage, its '|'
+_HAND_MARK = re.compile(r"(pn|md)[^\w|]*\|")
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"), (codecs.BOM_UTF8, "utf-8"),
          (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 _UNREAD = re.compile("[\udc00-\udcff]")  # a byte the file's encoding could not read (see _keep_bytes)

@@ -527,6 +527,14 @@ def test_garbage_next_to_qx_never_merges_two_boards(vugraph_sample, mutation, by
     assert (bad.reason, bad.source_line) == (expected, 9)
 
 
+@pytest.mark.parametrize("byte", [b"\x00", b"\x81", b"^"])
+def test_garbage_between_qx_and_its_bar_costs_that_board_only(vugraph_sample, byte):
+    data, clean = vugraph_sample
+    at = data.index(b"qx|o17|") + 2
+    items = list(parse_lin(data[:at] + byte + data[at:], "f.lin"))
+    assert assert_only_board_lost(items, clean, 2).source_line == 17
+
+
 def test_a_stray_character_before_qx_costs_the_board_before_only(vugraph_sample):
     data, clean = vugraph_sample
     at = data.index(b"qx|o17|")
