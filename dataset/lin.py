@@ -163,9 +163,9 @@ def parse_lin(data: bytes, source_file: str) -> Iterator[BoardRecord | Rejected]
 
 def _board_starts(text: str) -> list[int]:
     """Offsets where boards begin (see the module docstring)."""
-    keys, _, key_tokens = pairs = _split_pairs(text)
+    pairs = _split_pairs(text)
     starts = [offset for offset, _ in _board_keys(_QX_MARK, text, pairs)]
-    if starts or _BOARD_DATA.isdisjoint(keys):
+    if starts or _BOARD_DATA.isdisjoint(pairs[0]):
         return starts
     starts, has_deal = [len(text) - len(text.lstrip())], False
     for offset, key in _board_keys(_HAND_MARK, text, pairs):
