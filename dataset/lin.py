@@ -9,6 +9,8 @@ Decisions (see the module tests for the real files behind each):
   at its first pair, and a `pn` or `md` after the current board's `md` starts the next (the
   synthetic corpus writes one `format_lin` board per line). Pairs before the first `qx` are the
   file header; board data there (`md`, `mb`, `pc`...) is rejected, never attached to a board.
+  Such a key also counts where garbage or a lost '|' next to it broke the pairs (see
+  `_board_keys`): a garbage byte costs the board that holds it, never its neighbour too.
 * `vg`, `rs` and `pn` are file-level: they apply to the board they appear in and to later ones.
 * `rs` (the scoreboard's "4SWx-2" per board and room) is kept verbatim in `tags["rs"]` and used
   for nothing else: it is a summary typed by the vugraph operator, while the auction, the play
@@ -22,15 +24,22 @@ Decisions (see the module tests for the real files behind each):
 * Free text (`nt`, `an`) may contain '|': while the token where the next key should be is not a
   two-letter lowercase key, it is taken as part of the text. A stray token anywhere else
   rejects its board as SYNTAX and parsing re-aligns on the next token.
-* Bytes: UTF-8; a board (or the header) that is not UTF-8 is read as cp1252; a board readable
-  in neither, or holding a NUL byte (binary data), is UNDECODABLE_BYTES (such a header gets
-  U+FFFD for the bad bytes: its names and event are not worth losing the boards for). Other control
-  characters are kept: the real archives have stray ^H/^P/^V typed into commentary.
+* An auction needs a dealer, which only `md` gives: a board with calls and an empty `md`, none,
+  or dealer digit 0 is rejected naming `md`.
+* Bytes: UTF-8, or UTF-16/UTF-32 when a byte order mark says so; in a UTF-8 file a board (or
+  the header) that is not UTF-8 is read as cp1252. A board with a byte readable in neither, or
+  holding a NUL byte (binary data), is UNDECODABLE_BYTES, naming the pair that holds it, with
+  such bytes written `\x81` in its raw text (such a header gets U+FFFD for the bad bytes: its
+  names and event are not worth losing the boards for; a header holding a NUL is rejected, so a
+  binary file is one UNDECODABLE_BYTES record). Other control characters are kept: the real
+  archives have stray ^H/^P/^V typed into commentary.
 """
 
 from __future__ import annotations
 
+import codecs
 import re
+from bisect import bisect_right
 from functools import lru_cache
 from string import ascii_lowercase
 from typing import Iterator, Sequence
@@ -87,79 +96,183 @@ def _call_spellings() -> dict[str, int]:
 _CARDS = _card_spellings()
 _CALLS = _call_spellings()
 _SUIT_LETTER = re.compile("([SHDCshdc])")
-_SURROGATES = re.compile("[\udc80-\udcff]")
+_QX_MARK = re.compile(r"(qx)[^\w|]*\|")  # a board-start key, blanks or garbage, its '|'
+_HAND_MARK = re.compile(r"(pn|md)[^\w|]*\|")
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"), (codecs.BOM_UTF8, "utf-8"),
+         (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+_UNREAD = re.compile("[\udc00-\udcff]")  # a byte the file's encoding could not read (see _keep_bytes)
+_NOT_CP1252 = frozenset((0x81, 0x8D, 0x8F, 0x90, 0x9D))  # the bytes cp1252 leaves undefined
+
+
+def _keep_bytes(error: UnicodeDecodeError) -> tuple[str, int]:
+    """Decoding error handler: each byte the codec cannot read becomes U+DC00 + byte, as
+    surrogateescape does, for UTF-16 and UTF-32 too (surrogateescape refuses them)."""
+    return "".join(chr(0xDC00 + byte) for byte in error.object[error.start:error.end]), error.end
+
+
+codecs.register_error("bridgeflow.lin.keep_bytes", _keep_bytes)
 
 
 # ------------------------------------------------------------------------------------ reading
 
 def parse_lin(data: bytes, source_file: str) -> Iterator[BoardRecord | Rejected]:
     """One BoardRecord or Rejected per board, in file order; never raises for bad input."""
-    text = data.decode("utf-8", "surrogateescape")
+    encoding = next((name for bom, name in _BOMS if data.startswith(bom)), "utf-8")
+    text = data.decode(encoding, "bridgeflow.lin.keep_bytes")
     if text.startswith("\ufeff"):
         text = " " + text[1:]  # keeps offsets; blanks before a key are ignored
-    keys, values, token_indices, tokens = _split_pairs(text)
-    starts = _board_starts(keys)
-    offsets = _token_offsets(tokens, [token_indices[index] for index in starts])
-    needs_redecode = _SURROGATES.search(text) is not None
+    starts = _board_starts(text)
     state = _FileState()
     position = 0
 
-    header_end = starts[0] if starts else len(keys)
-    header_text = text[:offsets[0]] if starts else text
-    header_keys, header_values = keys[:header_end], values[:header_end]
-    if needs_redecode and _SURROGATES.search(header_text):
-        header_keys, header_values, _, _ = _split_pairs(_redecode(header_text, strict=False))
-    header_error = _read_header(header_keys, header_values, state)
+    header_text = text[:starts[0]] if starts else text
+    header_error = _binary(header_text)
+    if header_error is None:
+        header_keys, header_values, _ = _split_pairs(_plain(header_text, encoding))
+        header_error = _read_header(header_keys, header_values, state)
     if header_error is not None:
-        yield Rejected(source_file, "lin", position, 1, header_text, header_error.reason,
+        yield Rejected(source_file, "lin", position, 1, _escaped(header_text), header_error.reason,
                        header_error.message, header_error.field)
         position += 1
 
     line, previous_offset = 1, 0
     deals: dict[str, tuple[int | None, np.ndarray | None]] = {}  # md text -> parsed (rooms repeat it)
-    for number, first in enumerate(starts):
-        last = starts[number + 1] if number + 1 < len(starts) else len(keys)
-        start = offsets[number]
-        end = offsets[number + 1] if number + 1 < len(starts) else len(text)
+    for number, start in enumerate(starts):
+        end = starts[number + 1] if number + 1 < len(starts) else len(text)
         line += text.count("\n", previous_offset, start)
         previous_offset = start
         raw = text[start:end]
         record = BoardRecord(source_file=source_file, source_format="lin", source_position=position,
                              source_line=line, raw_text=raw)
         position += 1
-        board_keys, board_values = keys[first:last], values[first:last]
-        if needs_redecode and _SURROGATES.search(raw):
-            try:
-                raw = record.raw_text = _redecode(raw, strict=True)
-            except UnicodeDecodeError as error:
-                yield record.reject(Reason.UNDECODABLE_BYTES,
-                                    f"byte {error.object[error.start]:#04x} is neither UTF-8 nor cp1252", "lin")
-                continue
-            board_keys, board_values, _, _ = _split_pairs(raw)
-        if "\x00" in raw:
-            yield record.reject(Reason.UNDECODABLE_BYTES, "NUL byte: binary data, not text", "lin")
+        error = _binary(raw) or _undecodable(raw, encoding)
+        if error is not None:
+            record.raw_text = _escaped(raw)
+            yield record.reject(error.reason, error.message, error.field)
             continue
+        record.raw_text = _plain(raw, encoding)
+        keys, values, _ = _split_pairs(record.raw_text)
         try:
-            _fill_board(record, board_keys, board_values, state, deals)
+            _fill_board(record, keys, values, state, deals)
+            _check_dealer(record, keys, values)
         except RecordError as error:
             yield record.reject(error.reason, error.message, error.field)
             continue
         yield record
 
 
-def _redecode(text: str, strict: bool) -> str:
-    """Text decoded with surrogateescape (bytes that are not UTF-8) -> the same bytes as cp1252."""
-    return text.encode("utf-8", "surrogateescape").decode("cp1252", "strict" if strict else "replace")
+def _board_starts(text: str) -> list[int]:
+    """Offsets where boards begin (see the module docstring)."""
+    pairs = _split_pairs(text)
+    starts = [offset for offset, _ in _board_keys(_QX_MARK, text, pairs)]
+    if starts or _BOARD_DATA.isdisjoint(pairs[0]):
+        return starts
+    starts, has_deal = [len(text) - len(text.lstrip())], False
+    for offset, key in _board_keys(_HAND_MARK, text, pairs):
+        if has_deal:
+            starts.append(offset)
+            has_deal = False
+        has_deal = has_deal or key == "md"
+    return starts
 
 
-def _split_pairs(text: str) -> tuple[list[str | None], list[str], Sequence[int], list[str]]:
-    """`key|value|` pairs as parallel lists (keys, values, index of each key token) plus the
-    tokens. A token where a key should be but that is not one gets key None (value = token)."""
+def _board_keys(pattern: re.Pattern, text: str, pairs) -> list[tuple[int, str]]:
+    """(offset, key) of each board-start key found by `pattern` where the pairs put a key, or
+    where garbage or a lost '|' before it broke the pairs: at the end of a stray token, or, with
+    no letter or digit glued to it, of a token of free text or of a value followed by a stray
+    token. Never in a value that the pairs read cleanly (an explanation 'qx', a player 'wangqx')."""
+    keys, _, key_tokens = pairs
+    found, token, counted = [], 0, 0
+    for match in pattern.finditer(text):
+        token += text.count("|", counted, match.start())  # the match is in this token
+        counted = match.start()
+        pair = bisect_right(key_tokens, token) - 1
+        key = match.group(1)
+        if token == key_tokens[pair]:
+            counts = keys[pair] in (key, None)
+        else:
+            glued = text[match.start() - 1].isalnum()
+            broken = token > key_tokens[pair] + 1 or (pair + 1 < len(keys) and keys[pair + 1] is None)
+            counts = broken and not glued
+        if counts:
+            found.append((match.start(), key))
+    return found
+
+
+def _binary(part: str) -> RecordError | None:
+    """UNDECODABLE_BYTES for a part of the file that holds a NUL byte: binary data, not text
+    (or UTF-16 without a byte order mark, when every other character is NUL)."""
+    nul = part.find("\x00")
+    if nul < 0:
+        return None
+    if _looks_utf16(part[:64]):
+        return RecordError(Reason.UNDECODABLE_BYTES, "NUL bytes: UTF-16 text without a byte order mark",
+                           "lin")
+    return RecordError(Reason.UNDECODABLE_BYTES, "NUL byte: binary data, not text", _field_at(part, nul))
+
+
+def _looks_utf16(sample: str) -> bool:
+    """Whether every other character is NUL, and only those (ASCII text in UTF-16)."""
+    even, odd = sample[0::2], sample[1::2]
+    return len(odd) > 1 and any(nuls == "\x00" * len(nuls) and "\x00" not in other
+                                for nuls, other in ((even, odd), (odd, even)))
+
+
+def _undecodable(part: str, encoding: str) -> RecordError | None:
+    """UNDECODABLE_BYTES for a part of the file with a byte that the file's encoding cannot
+    read and that, in a UTF-8 file, is not cp1252 either (older archives are cp1252)."""
+    for match in _UNREAD.finditer(part):
+        byte = ord(match.group()) - 0xDC00
+        if encoding != "utf-8":
+            message = f"byte {byte:#04x} is not part of a {encoding.upper()} character"
+        elif byte in _NOT_CP1252:
+            message = f"byte {byte:#04x} is neither UTF-8 nor cp1252"
+        else:
+            continue
+        return RecordError(Reason.UNDECODABLE_BYTES, message, _field_at(part, match.start()))
+    return None
+
+
+def _plain(part: str, encoding: str) -> str:
+    """A part of the file as text: in a UTF-8 file, bytes that are not UTF-8 read as cp1252;
+    what is still unreadable (checked by `_undecodable` where it matters) becomes U+FFFD."""
+    if _UNREAD.search(part) is None:
+        return part
+    if encoding == "utf-8":
+        return part.encode("utf-8", "surrogateescape").decode("cp1252", "replace")
+    return _UNREAD.sub("\ufffd", part)
+
+
+def _escaped(part: str) -> str:
+    """The part with each unreadable byte written as `\\x81`: raw text that is valid Unicode."""
+    return _UNREAD.sub(lambda match: f"\\x{ord(match.group()) - 0xDC00:02x}", part)
+
+
+def _field_at(text: str, offset: int) -> str:
+    """The field (as `_field` names it) whose pair holds text[offset]."""
+    keys, _, token_indices = _split_pairs(text)
+    pair = bisect_right(token_indices, text.count("|", 0, offset)) - 1
+    return _field(keys, pair) if pair >= 0 else "lin"
+
+
+def _field(keys: list[str | None], index: int) -> str:
+    """The LIN key of pair `index`, with its ordinal for calls and cards (`mb[3]`); 'lin' for a
+    stray token."""
+    key = keys[index]
+    if key is None:
+        return "lin"
+    return f"{key}[{keys[:index].count(key)}]" if key in ("mb", "pc") else key
+
+
+def _split_pairs(text: str) -> tuple[list[str | None], list[str], Sequence[int]]:
+    """`key|value|` pairs as parallel lists: keys, values, index of each key token among the
+    '|'-separated tokens. A token where a key should be but that is not one gets key None
+    (value = token)."""
     tokens = text.split("|")
     if len(tokens) % 2 == 1 and not tokens[-1].strip():
         keys = [token.strip() for token in tokens[0:-1:2]]
         if _KEYS.issuperset(keys):  # the usual case: every other token is a key
-            return keys, tokens[1::2], range(0, len(tokens) - 1, 2), tokens
+            return keys, tokens[1::2], range(0, len(tokens) - 1, 2)
     keys, values, token_indices = [], [], []
     last = len(tokens) - 1
     index = 0
@@ -183,33 +296,7 @@ def _split_pairs(text: str) -> tuple[list[str | None], list[str], Sequence[int],
         keys.append(None)
         values.append(tokens[last])
         token_indices.append(last)
-    return keys, values, token_indices, tokens
-
-
-def _board_starts(keys: list[str | None]) -> list[int]:
-    """Indices of the pairs where boards begin (see the module docstring)."""
-    if "qx" in keys:
-        return [index for index, key in enumerate(keys) if key == "qx"]
-    if _BOARD_DATA.isdisjoint(keys):
-        return []
-    starts, has_deal = [0], False
-    for index, key in enumerate(keys):
-        if has_deal and (key == "pn" or key == "md"):
-            starts.append(index)
-            has_deal = False
-        has_deal = has_deal or key == "md"
-    return starts
-
-
-def _token_offsets(tokens: list[str], token_indices: list[int]) -> list[int]:
-    """Character offset where each given key token's text starts (leading blanks skipped)."""
-    offsets, position, done = [], 0, 0
-    for index in token_indices:
-        position += sum(map(len, tokens[done:index])) + (index - done)
-        done = index
-        token = tokens[index]
-        offsets.append(position + len(token) - len(token.lstrip()))
-    return offsets
+    return keys, values, token_indices
 
 
 class _FileState:
@@ -233,7 +320,7 @@ class _FileState:
             scoring = fields[2].strip() if len(fields) > 2 else ""
             self.scoring = _SCORING.get(scoring, scoring) or None
             first = fields[3].strip() if len(fields) > 3 else ""
-            self.first_board = int(first) if first.isdigit() else None
+            self.first_board = int(first) if first.isdecimal() else None
         elif key == "rs":
             self.results = value.split(",")
         elif key == "pn":
@@ -287,13 +374,27 @@ def _read_header(keys, values, state: _FileState) -> RecordError | None:
 
 
 def _stray_token(keys, values, index: int) -> RecordError:
-    """A token where a key should be: the value before it probably held a '|'."""
-    field = "lin"
-    if index > 0 and keys[index - 1] is not None:
-        field = keys[index - 1]
-        if field in ("mb", "pc"):
-            field = f"{field}[{keys[:index].count(field) - 1}]"
-    return RecordError(Reason.SYNTAX, f"{values[index].strip()[:40]!r} where a LIN key was expected", field)
+    """A token where a key should be. It is junk, or the value before it is (a junk token or a
+    '|' in a value pushed the real value to where the key should be): the message names the
+    value before it when only the token reads as a value of that pair's key."""
+    token = values[index].strip()[:40]
+    if index == 0 or keys[index - 1] is None:
+        return RecordError(Reason.SYNTAX, f"stray token {token!r} where a LIN key was expected", "lin")
+    key, value = keys[index - 1], values[index - 1].strip()[:40]
+    if _reads_as(key, values[index]) and not _reads_as(key, values[index - 1]):
+        message = f"stray token {value!r} between {key}| and its value {token!r}"
+    else:
+        message = f"stray token {token!r} after {key}|{value}|"
+    return RecordError(Reason.SYNTAX, message, _field(keys, index - 1))
+
+
+def _reads_as(key: str, value: str) -> bool:
+    """Whether `value` alone is a valid value of `key` (any text is, for keys without syntax)."""
+    try:
+        _fill_board(BoardRecord("", "lin", 0, 0), [key], [value], _FileState(), {})
+    except RecordError:
+        return False
+    return True
 
 
 def _add_tag(tags: dict[str, str], key: str, value: str) -> None:
@@ -345,7 +446,7 @@ def _fill_board(record: BoardRecord, keys, values, state: _FileState, deals: dic
                 raise RecordError(Reason.UNKNOWN_VALUE, f"{value!r} is not o, n, e or b", "sv")
             record.vulnerability = vulnerability
         elif key == "mc":
-            if not value.strip().isdigit():
+            if not value.strip().isdecimal():  # isdigit() lets '²' through to int()
                 raise RecordError(Reason.UNKNOWN_VALUE, f"{value!r} is not a number of tricks", "mc")
             record.claim = int(value)
         elif key == "ah":
@@ -372,6 +473,20 @@ def _fill_board(record: BoardRecord, keys, values, state: _FileState, deals: dic
     if result:
         tags["rs"] = result
     record.tags = tags
+
+
+def _check_dealer(record: BoardRecord, keys, values) -> None:
+    """An auction needs a dealer, which LIN gives only as the first digit of md."""
+    if record.auction is None or record.dealer is not None:
+        return
+    deals = [value.strip() for key, value in zip(keys, values) if key == "md"]
+    if not deals:
+        problem = "no md (no deal, no dealer)"
+    elif not deals[-1]:
+        problem = "md is empty (no deal, no dealer)"
+    else:
+        problem = "md's dealer digit is 0 (no dealer)"
+    raise RecordError(Reason.UNKNOWN_VALUE, f"{problem}: the auction needs a dealer", "md")
 
 
 def _parse_play(texts: list[str]) -> list[int]:

@@ -6,7 +6,11 @@ Expected values come from reading the LIN text by hand (md lists hands S, W, N, 
 
 from __future__ import annotations
 
+import codecs
+import random
 import re
+import struct
+import zlib
 from collections import Counter
 from pathlib import Path
 
@@ -139,7 +143,7 @@ def test_header_only_or_empty_files_have_no_boards(data):
 
 
 def test_md_without_cards_is_no_deal():
-    empty, placeholder, no_dealer = parse_lin(b"qx|o1|md||mb|p|\nqx|o2|md|3SHDC,SHDC,SHDC,SHDC|\nqx|o3|md|0|", "f")
+    empty, placeholder, no_dealer = parse_lin(b"qx|o1|md||sv|o|\nqx|o2|md|3SHDC,SHDC,SHDC,SHDC|\nqx|o3|md|0|", "f")
     assert (empty.owner, empty.dealer) == (None, None)
     assert (placeholder.owner, placeholder.dealer) == (None, N)
     assert (no_dealer.owner, no_dealer.dealer) == (None, None)
@@ -157,9 +161,16 @@ def test_bytes_utf8_cp1252_and_binary():
     first, second, third, fourth, fifth = parse_lin(data, "f.lin")
     assert first.explanations == ["caf\u00e9"] and second.explanations == ["caf\u00e9"]
     assert first.players[2] == "Jos\u00e9"  # header in cp1252, board in UTF-8
-    assert (third.reason, third.field, third.source_line) == (Reason.UNDECODABLE_BYTES, "lin", 4)
-    assert fourth.reason == Reason.UNDECODABLE_BYTES
+    assert (third.reason, third.field, third.source_line) == (Reason.UNDECODABLE_BYTES, "an", 4)
+    assert third.raw_text.endswith("an|\\x81\\x81|\n")  # plain Unicode, the bytes written out
+    assert (fourth.reason, fourth.field) == (Reason.UNDECODABLE_BYTES, "an")
     assert isinstance(fifth, BoardRecord) and fifth.explanations == ["^H typo\x08"]
+
+
+def test_digits_that_int_cannot_read_are_unknown_values():
+    bad, good = parse_lin("vg|Ev,S1,I,\u00b2,16|\nqx|o1|md||mc|\u00b2|\nqx|o2|md||mc|9|".encode(), "f.lin")
+    assert (bad.reason, bad.field) == (Reason.UNKNOWN_VALUE, "mc")
+    assert (good.event, good.claim) == ("Ev", 9)
 
 
 def test_unknown_keys_and_layout_go_to_tags():
@@ -331,7 +342,11 @@ def test_vugraph_parse_rejections_are_the_hand_checked_ones(vugraph):
     rejected = {(path.name, item.source_position, item.reason, item.field)
                 for path, _, items in vugraph for item in items if isinstance(item, Rejected)}
     # 433/43357.lin, qx|c17: "mb|3C|mb|p|mb|12H!|mb|3H|" - an operator typo, no such call.
-    assert rejected == {("43357.lin", 1, Reason.UNKNOWN_VALUE, "mb[5]")}
+    # The others: "md||" (no deal, so no dealer) before an auction and play.
+    no_deal = {(name, position, Reason.UNKNOWN_VALUE, "md") for name, position in (
+        ("43554.lin", 0), ("44148.lin", 0), ("44168.lin", 0), ("44177.lin", 0), ("44177.lin", 1),
+        ("44219.lin", 0), ("44224.lin", 0))}
+    assert rejected == {("43357.lin", 1, Reason.UNKNOWN_VALUE, "mb[5]")} | no_deal
 
 
 def _play_fits_deal(record: BoardRecord) -> bool:
@@ -445,6 +460,8 @@ def test_format_lin_refuses_what_lin_cannot_carry():
 def test_parse_lin_never_raises_on_bytes(data):
     items = list(parse_lin(data, "fuzz.lin"))
     assert [item.source_position for item in items] == list(range(len(items)))
+    for item in items:  # everything written downstream is plain Unicode (no lone surrogates)
+        (item.raw_text + str(item)).encode("utf-8")
 
 
 @settings(max_examples=200, deadline=None)
@@ -458,3 +475,151 @@ def test_parse_lin_never_raises_on_damaged_real_text(data):
         text = text[:at] + junk + text[at + cut:]
     for item in parse_lin(text, "damaged.lin"):
         assert isinstance(item, (BoardRecord, Rejected))
+
+
+VUGRAPH_SAMPLE = "bbo_vugraph_alphabridge/raw_lin_data/423/42300.lin"  # 6 boards, CRLF, ASCII
+
+
+@pytest.fixture
+def vugraph_sample(real_data) -> tuple[bytes, list]:
+    data = (real_data / VUGRAPH_SAMPLE).read_bytes()
+    clean = list(parse_lin(data, "f.lin"))
+    assert len(clean) == 6 and all(isinstance(item, BoardRecord) for item in clean)
+    return data, clean
+
+
+def assert_only_board_lost(items: list, clean: list, lost: int) -> Rejected:
+    """`items` holds one item per board of `clean`, all with the same content but `lost`,
+    which is returned; every raw text and message is plain Unicode."""
+    assert len(items) == len(clean)
+    for index, (item, before) in enumerate(zip(items, clean)):
+        (item.raw_text + str(item)).encode("utf-8")
+        if index != lost:
+            assert isinstance(item, BoardRecord) and same_content(item, before), index
+    assert isinstance(items[lost], Rejected)
+    return items[lost]
+
+
+@pytest.mark.parametrize("byte, escaped", [(b"\x81", "\\x81"), (b"\x9d", "\\x9d"), (b"\x00", "\x00")])
+def test_a_bad_byte_inside_a_board_costs_that_board_only(vugraph_sample, byte, escaped):
+    data, clean = vugraph_sample
+    at = data.index(b"qx|o17|") + 40  # inside md
+    items = list(parse_lin(data[:at] + byte + data[at + 1:], "f.lin"))
+    bad = assert_only_board_lost(items, clean, 2)
+    assert (bad.reason, bad.field, bad.source_line) == (Reason.UNDECODABLE_BYTES, "md", 17)
+    assert bad.raw_text.startswith(data[data.index(b"qx|o17|"):at].decode() + escaped + data[at + 1:at + 5].decode())
+
+
+@pytest.mark.parametrize("mutation", ["replace the newline", "insert", "replace the '|' before the newline"])
+@pytest.mark.parametrize("byte", [b"\x00", b"\x81", b"\x9d", b"\xe9"])
+def test_garbage_next_to_qx_never_merges_two_boards(vugraph_sample, mutation, byte):
+    """The garbage goes with the board before the qx (whose raw text runs up to it)."""
+    data, clean = vugraph_sample
+    at = data.index(b"\r\nqx|o17|")
+    cut = {"replace the newline": (at + 1, at + 2), "insert": (at + 2, at + 2),
+           "replace the '|' before the newline": (at - 1, at)}[mutation]
+    items = list(parse_lin(data[:cut[0]] + byte + data[cut[1]:], "f.lin"))
+    if byte == b"\xe9" and mutation == "replace the '|' before the newline":  # cp1252 'é': pg|é
+        assert len(items) == len(clean) and all(map(same_content, items, clean))
+        return
+    bad = assert_only_board_lost(items, clean, 1)
+    expected = Reason.SYNTAX if byte == b"\xe9" else Reason.UNDECODABLE_BYTES  # 'é' is text
+    assert (bad.reason, bad.source_line) == (expected, 9)
+
+
+@pytest.mark.parametrize("byte", [b"\x00", b"\x81", b"^"])
+def test_garbage_between_qx_and_its_bar_costs_that_board_only(vugraph_sample, byte):
+    data, clean = vugraph_sample
+    at = data.index(b"qx|o17|") + 2
+    items = list(parse_lin(data[:at] + byte + data[at:], "f.lin"))
+    assert assert_only_board_lost(items, clean, 2).source_line == 17
+
+
+@pytest.mark.parametrize("char", ["*", "J", "7"])
+def test_a_stray_character_before_qx_costs_the_board_before_only(vugraph_sample, char):
+    data, clean = vugraph_sample
+    at = data.index(b"qx|o17|")
+    items = list(parse_lin(data[:at - 1] + char.encode() + data[at:], "f.lin"))
+    bad = assert_only_board_lost(items, clean, 1)
+    assert (bad.reason, bad.field) == (Reason.SYNTAX, "pg")
+    assert f"stray token {char!r} after pg||" in bad.message
+
+
+def test_garbage_between_hand_records_never_merges_them():
+    data = (FIXTURES / "hand_records.lin").read_bytes()
+    clean = list(parse_lin(data, "f.lin"))
+    at = data.index(b"\npn|")
+    for byte in (b"\x00", b"\x81"):
+        items = list(parse_lin(data[:at] + byte + data[at + 1:], "f.lin"))
+        assert assert_only_board_lost(items, clean, 0).reason == Reason.UNDECODABLE_BYTES
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"])
+def test_a_byte_order_mark_names_the_encoding(real_data, encoding):
+    data = (real_data / "bbo_vugraph_alphabridge/raw_lin_data/445/44503.lin").read_bytes()  # 'Høyland'
+    clean = list(parse_lin(data, "f.lin"))
+    bom = {"utf-8": codecs.BOM_UTF8, "utf-16-le": codecs.BOM_UTF16_LE, "utf-16-be": codecs.BOM_UTF16_BE,
+           "utf-32-le": codecs.BOM_UTF32_LE, "utf-32-be": codecs.BOM_UTF32_BE}[encoding]
+    items = list(parse_lin(bom + data.decode("utf-8").encode(encoding), "f.lin"))
+    assert len(items) == len(clean) == 32
+    for item, before in zip(items, clean):
+        assert isinstance(item, BoardRecord) and same_content(item, before)
+        assert (item.raw_text, item.source_line) == (before.raw_text, before.source_line)
+
+
+def test_a_truncated_utf16_file_loses_its_last_board_only(vugraph_sample):
+    data, clean = vugraph_sample
+    items = list(parse_lin(codecs.BOM_UTF16_LE + data.decode().encode("utf-16-le")[:-1], "f.lin"))
+    bad = assert_only_board_lost(items, clean, 5)
+    assert (bad.reason, bad.field) == (Reason.UNDECODABLE_BYTES, "lin")
+    assert bad.message == "byte 0x0a is not part of a UTF-16-LE character"  # half of the last '\n'
+    assert bad.raw_text.endswith("pg||\r\\x0a")
+
+
+def test_utf16_without_a_byte_order_mark_is_one_record_naming_it(vugraph_sample):
+    (item,) = parse_lin(vugraph_sample[0].decode().encode("utf-16-le"), "f.lin")
+    assert (item.reason, item.field) == (Reason.UNDECODABLE_BYTES, "lin")
+    assert "UTF-16" in item.message and "byte order mark" in item.message
+
+
+def _png() -> bytes:
+    """A small real PNG image (4x4 RGB)."""
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    pixels = zlib.compress(b"".join(b"\x00" + bytes(range(12)) for _ in range(4)))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 4, 4, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", pixels) + chunk(b"IEND", b""))
+
+
+@pytest.mark.parametrize("data", [_png(), random.Random(15).randbytes(20_000)], ids=["png", "random bytes"])
+def test_a_binary_file_is_one_quarantined_record(data):
+    (item,) = parse_lin(data, "image.lin")
+    assert (item.reason, item.source_position, item.source_line) == (Reason.UNDECODABLE_BYTES, 0, 1)
+    assert "binary data" in item.message
+    assert item.raw_text.encode("utf-8").startswith(b"\\x89PNG" if data[:4] == b"\x89PNG" else b"")
+
+
+def test_an_auction_without_a_dealer_names_md():
+    items = list(parse_lin(b"qx|o1|md||sv|o|mb|p|\nqx|o2|sv|o|mb|p|\nqx|o3|md|0|mb|p|\n", "f.lin"))
+    assert [(item.reason, item.field) for item in items] == [(Reason.UNKNOWN_VALUE, "md")] * 3
+    assert [item.message.split(":")[0] for item in items] == [
+        "md is empty (no deal, no dealer)", "no md (no deal, no dealer)", "md's dealer digit is 0 (no dealer)"]
+    assert all(item.message.endswith("the auction needs a dealer") for item in items)
+
+
+def test_a_junk_token_is_named_wherever_it_is(vugraph_sample):
+    """'JUNK|' after each '|' of a real board: in a value's place it pushes the value to where a
+    key should be, and the message must still name the junk, not the pushed value."""
+    data, _ = vugraph_sample
+    start, end = data.index(b"qx|o17|"), data.index(b"qx|c17|")
+    board = data[start:end].rstrip()
+    for at in [index + 1 for index, char in enumerate(board[:-1]) if char == ord("|")]:
+        mutated = data[:start] + board[:at] + b"JUNK|" + board[at:] + data[start + len(board):]
+        bad = list(parse_lin(mutated, "f.lin"))[2]
+        assert bad.reason == Reason.SYNTAX, board[:at]
+        before = board[:at].split(b"|")[-3 if board[:at].endswith(b"||") else -2]
+        if board[:at].split(b"|")[-2] in (b"st", b"pg"):  # layout: any text reads as its value
+            assert f"after {before.decode()}|JUNK|" in bad.message, bad.message
+        else:
+            assert "stray token 'JUNK'" in bad.message, (board[:at], bad.message)
