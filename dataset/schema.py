@@ -14,10 +14,16 @@ import pyarrow as pa
 from .encodings import CARD_HCP, deal_id, deal_to_pbn
 from .record import BoardRecord, Rejected
 
-# Fixed lengths (52, 20, 4, 16) are documented, not typed: Parquet has no fixed-size list, and a
-# null fixed-size list does not read back.
+# The version of every stored layout (Parquet schemas, manifests, summaries, model cards): bump it
+# when a column or key changes meaning, so a reader can tell old files from new ones.
+SCHEMA_VERSION = 1
+VERSION_METADATA = {"bridgeflow_schema_version": str(SCHEMA_VERSION)}
+
 # How every Parquet file of the project is written (shards, parts, label stores).
 PARQUET_OPTIONS = {"compression": "zstd", "row_group_size": 64 * 1024}
+
+# Fixed lengths (52, 20, 4, 16) are documented, not typed: Parquet has no fixed-size list, and a
+# null fixed-size list does not read back.
 OWNER = pa.list_(pa.int8())  # 52
 DD_TABLE = pa.list_(pa.int8())  # 20
 CARD_SUIT = np.arange(52) // 13
@@ -64,7 +70,8 @@ RECORDS = pa.schema(
         pa.field("source_format", pa.string(), nullable=False),
         pa.field("source_position", pa.int32(), nullable=False),
         pa.field("source_line", pa.int32(), nullable=False),
-    ]
+    ],
+    metadata=VERSION_METADATA,
 )
 
 QUARANTINE = pa.schema(
@@ -78,7 +85,8 @@ QUARANTINE = pa.schema(
         pa.field("field", pa.string(), nullable=False),
         pa.field("message", pa.string(), nullable=False),
         pa.field("raw_text", pa.string(), nullable=False),
-    ]
+    ],
+    metadata=VERSION_METADATA,
 )
 
 
@@ -178,7 +186,8 @@ DD_LABELS = pa.schema(
         pa.field("par_contracts", pa.list_(pa.string())),  # 16, e.g. "4S-N,4S-S"
         pa.field("solver", pa.string(), nullable=False),  # "dds" | "nn-dda" (estimated)
         pa.field("solver_version", pa.string(), nullable=False),
-    ]
+    ],
+    metadata=VERSION_METADATA,
 )
 
 # Deals the ddlabel stage could not label (not a full deal, DDS rejected it or died on it).
@@ -189,7 +198,8 @@ DD_QUARANTINE = pa.schema(
         pa.field("reason", pa.string(), nullable=False),  # record.Reason value, solver_error, solver_crashed
         pa.field("message", pa.string(), nullable=False),
         pa.field("records", pa.int32(), nullable=False),  # how many records hold this deal
-    ]
+    ],
+    metadata=VERSION_METADATA,
 )
 
 # Records whose source DD table disagrees with the solver's (one row per record).
@@ -200,7 +210,8 @@ DD_MISMATCHES = pa.schema(
         pa.field("cells", pa.list_(pa.int8()), nullable=False),  # differing cells, declarer * 5 + strain
         pa.field("given", DD_TABLE, nullable=False),  # the source's table (null = unknown)
         pa.field("dd_tricks", DD_TABLE, nullable=False),  # the solver's
-    ]
+    ],
+    metadata=VERSION_METADATA,
 )
 
 __all__ = [

@@ -70,7 +70,7 @@ from bridgeflow.dataset.labels import (
     read_label_file,
 )
 from bridgeflow.dataset.record import Reason, RecordError
-from bridgeflow.dataset.schema import DD_LABELS, DD_MISMATCHES, DD_QUARANTINE
+from bridgeflow.dataset.schema import DD_LABELS, DD_MISMATCHES, DD_QUARANTINE, SCHEMA_VERSION
 from bridgeflow.pipelines.runner import add_runner_arguments, pipeline_options
 from bridgeflow.pipelines.shards import WriteParquetShards, lock_output, number_shards, publish, write_json, write_table
 from bridgeflow.training.dd.dd_estimator import DDEstimator
@@ -591,6 +591,7 @@ def _summary(counts: dict[str, int], lanes: list[dict], args, started: float, es
     else:
         rate = counts.get("solved", 0) / solve_seconds if solve_seconds else None
     return {
+        "schema_version": SCHEMA_VERSION,
         "records_read": counts.get("records_read", 0),
         "records_without_deal_id": counts.get("records_without_deal_id", 0),
         "deals_in": counts.get("deals_in", 0),

@@ -13,9 +13,10 @@ import torch
 
 from bridgeflow.dataset.auction import AuctionState, replay
 from bridgeflow.dataset.encodings import PASS, parse_call
+from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.bidding.bsm_data import load_corpus
-from bridgeflow.training.bidding.bsm_model import BSM, HAND_SUMMARY, BSMConfig, hand_summary
+from bridgeflow.training.bidding.bsm_model import HAND_SUMMARY, hand_summary
 from bridgeflow.training.bidding.bsm_train import TrainConfig, evaluate, load_config, run, to_tensors, train
 from bridgeflow.training.bidding.rule_bidder import Hand
 from bridgeflow.training.scaffolding.bsm_toy import toy_auction, write_toy_records
@@ -114,6 +115,7 @@ def test_run_writes_checkpoint_metrics_plots_and_card(corpus, tmp_path, arch, us
     assert (out / "plots" / "calibration.csv").exists() and (out / "plots" / "train_log.csv").exists()
     card = (out / "MODEL_CARD.md").read_text()
     assert f"arch: {arch}" in card and "deal_id % 100" in card and f"{saved['call_accuracy']:.4f}" in card
+    assert saved["schema_version"] == SCHEMA_VERSION and f"schema_version: {SCHEMA_VERSION}" in card
     bidder = Bidder.load(out)
     assert bidder.model.config.arch == arch and bidder.model.config.call_uses_beliefs == uses
     assert bidder.model.config.hand_features == hand

@@ -3,6 +3,7 @@ traceback, and leaves nothing behind; every model loader takes a file or its tra
 
 from __future__ import annotations
 
+import logging
 from dataclasses import asdict
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import torch
 
 from bridgeflow.cli import main
 from bridgeflow.dataset.errors import InputError
+from bridgeflow.training import model_files
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
 from bridgeflow.training.dd.dd_estimator import DDEstimator
@@ -97,11 +99,20 @@ def test_bad_checkpoints_are_one_line_errors(capsys, tmp_path, models, content, 
     assert named in line and str(checkpoint) in line
 
 
-def test_bid_without_a_model_says_which_one_is_missing(capsys, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # no data/bsm here
+def test_without_a_model_flag_the_shipped_one_is_used_and_named(capsys, caplog, tmp_path, monkeypatch, models):
+    caplog.set_level(logging.INFO, logger="bridgeflow.models")
+    monkeypatch.setattr(model_files, "MODELS", tmp_path / "models")  # nothing shipped
     status, err = run_cli(capsys, "bid", "--hand", HAND, "--auction", "1H P", "--dealer", "N")
     assert status == 2
-    assert "BSM data/bsm: no such file or folder" in one_line_error(err)
+    assert f"no BSM given (--bsm) and none shipped in {tmp_path / 'models' / 'bsm'}" in one_line_error(err)
+    for folder, name in (("bsm", "model.pt"), ("nndda", "nndda.pt")):
+        (tmp_path / "models" / folder).mkdir(parents=True)
+        (tmp_path / "models" / folder / name).write_bytes((models / name).read_bytes())
+    status, err = run_cli(capsys, "bid", "--hand", HAND, "--auction", "1H P", "--dealer", "N", "--json",
+                          "--set", "samples=2", "--set", "oversample=2")
+    assert status == 0, err
+    for what, name in (("BSM", "bsm/model.pt"), ("NN-DDA", "nndda/nndda.pt")):
+        assert f"{what}: {tmp_path / 'models' / name} (sha256 " in caplog.text  # says which model it loaded
 
 
 def test_missing_inputs_name_the_path_and_leave_nothing_behind(capsys, tmp_path):

@@ -22,7 +22,7 @@ from test_dd import SORTED, cheap_deals
 from bridgeflow.dataset import dd, labels
 from bridgeflow.dataset.encodings import deal_id, split_of
 from bridgeflow.dataset.record import BoardRecord
-from bridgeflow.dataset.schema import DD_LABELS, RECORDS, record_id, records_row
+from bridgeflow.dataset.schema import DD_LABELS, RECORDS, SCHEMA_VERSION, record_id, records_row
 from bridgeflow.dataset.scoring import par_all
 from bridgeflow.pipelines import ddlabel
 from bridgeflow.training.dd.dd_estimator import DDEstimator
@@ -113,6 +113,9 @@ def test_one_label_per_distinct_deal_with_cross_check_and_quarantine(tmp_path, r
     assert summary["mismatched_records"] == 1 and summary["already_labelled"] == 0
     assert summary["solver_calls"] >= 1 and summary["startup_seconds"] > 0
     assert json.loads((tmp_path / "dd" / "summary.json").read_text()) == summary
+    assert summary["schema_version"] == SCHEMA_VERSION
+    for path in (tmp_path / "dd").glob("*/*.parquet"):  # labels, quarantine, mismatches
+        assert pq.read_schema(path).metadata[b"bridgeflow_schema_version"] == str(SCHEMA_VERSION).encode(), path
 
 
 def test_dds_never_sees_an_invalid_deal(tmp_path, reference):

@@ -12,6 +12,7 @@ import torch
 
 from bridgeflow.dataset.encodings import CARD_HCP, deal_id
 from bridgeflow.dataset.labels import dd_store_table
+from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.training.dd import nndda_train, symmetry
 from bridgeflow.training.dd.dd_estimator import DDEstimator
 from bridgeflow.training.dd.dd_oracle import load_oracle, read_source
@@ -161,6 +162,7 @@ def test_tiny_training_learns_the_toy_labels(trained):
     assert curve[0].startswith("step,") and len(curve) == 1 + 3
     assert json.loads((out / "metrics.json").read_text())["test"]["rot"]["deals"] == test["deals"]
     assert "| test | id |" in (out / "MODEL_CARD.md").read_text()
+    assert metrics["schema_version"] == SCHEMA_VERSION and f"schema_version: {SCHEMA_VERSION}" in (out / "MODEL_CARD.md").read_text()
 
 
 def test_max_deals_cuts_the_training_set(toy_store, tmp_path):

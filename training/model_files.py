@@ -1,15 +1,31 @@
 """One rule for every model loader: a model is named by its file or by the folder its trainer
-wrote (which holds that file), and a missing, truncated or foreign file is an InputError naming
-the path instead of a traceback."""
+wrote (which holds that file); with no name, the one shipped in the repository's models/ is used.
+A missing, truncated or foreign file is an InputError naming the path, not a traceback, and every
+load says which file it read."""
 
 from __future__ import annotations
 
+import hashlib
 import io
+import logging
 from pathlib import Path
 
 import torch
 
 from bridgeflow.dataset.errors import InputError
+
+LOG = logging.getLogger("bridgeflow.models")
+MODELS = Path(__file__).resolve().parents[1] / "models"  # the git checkout's shipped models (not in the wheel)
+SHIPPED = {"BSM": ("bsm", "model.pt"), "NN-DDA": ("nndda", "nndda.pt")}  # what -> (folder, file)
+
+
+def shipped_model(what: str, flag: str) -> Path:
+    """The model of kind `what` shipped in models/, for a verb whose `flag` was not given."""
+    folder, file_name = SHIPPED[what]
+    path = MODELS / folder / file_name
+    if not path.is_file():
+        raise InputError(f"no {what} given ({flag}) and none shipped in {MODELS / folder}")
+    return path
 
 
 def model_file(path: str | Path, file_name: str, what: str) -> Path:
@@ -32,4 +48,5 @@ def load_model_state(path: Path, what: str, weights_only: bool = True) -> tuple[
         raise InputError(f"{what} {path}: not a readable model file ({reason[:200]})") from None
     if not isinstance(state, dict) or not {"model", "model_config"} <= state.keys():
         raise InputError(f"{what} {path}: not a {what} file (no model weights and config in it)")
+    LOG.info("%s: %s (sha256 %s)", what, path, hashlib.sha256(data).hexdigest()[:16])
     return state, data

@@ -26,6 +26,7 @@ import yaml
 from tqdm import tqdm
 
 from bridgeflow.dataset.encodings import CARD_HCP
+from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.training.model_files import model_file
 from bridgeflow.training.params import load_section
 
@@ -285,6 +286,8 @@ def model_card(cfg: TrainConfig, corpus: Corpus, result: dict, report: dict, rec
     lines = [
         "# BSM model card",
         "",
+        f"schema_version: {SCHEMA_VERSION}",
+        "",
         "Bidding system model: next call under the legality mask, plus hand understanding (partner's HCP,",
         "each other player's suit lengths, who holds each unseen card), trained by imitation on complete auctions.",
         "",
@@ -347,7 +350,8 @@ def run(argv: list[str] | None = None) -> dict:
     result = train(cfg, corpus, out, fresh=args.fresh, init=args.init)
     test_ids = corpus.sequences(SPLITS[2], cfg.sources)
     report = evaluate(result["model"], corpus, test_ids, cfg.device)
-    metrics = {**report["metrics"], "steps": result["step"], "train_samples_per_s": result["samples_per_s"]}
+    metrics = {"schema_version": SCHEMA_VERSION, **report["metrics"], "steps": result["step"],
+               "train_samples_per_s": result["samples_per_s"]}
     _save({"model_config": asdict(cfg.model()), "model": result["model"].state_dict(), "data": corpus.meta}, out / "model.pt")
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     write_csv(out / "plots" / "train_log.csv", result["log"])

@@ -28,6 +28,8 @@ from bridgeflow.dataset.encodings import (  # noqa: E402
     hand_to_pbn,
 )
 
+from bridgeflow.training.model_files import shipped_model  # noqa: E402
+
 from .bidder import OTHERS, Bidder  # noqa: E402
 
 SUIT_ROWS = (3, 2, 1, 0)  # display suits S, H, D, C top-down
@@ -117,7 +119,7 @@ def run(argv: list[str] | None = None) -> dict:
     parser.add_argument("--auction", default="", help="calls from dealer, e.g. '1H P' (empty: dealer to call)")
     parser.add_argument("--dealer", default="N", help="N, E, S or W")
     parser.add_argument("--vul", default="none", help="none, ns, ew or both")
-    parser.add_argument("--checkpoint", default="data/bsm", help="training out folder or model.pt")
+    parser.add_argument("--checkpoint", help="BSM: training out folder or model.pt; default: the one in models/bsm")
     parser.add_argument("--out", default="explain.png", help="PNG to write")
     parser.add_argument("--top", type=int, default=5, help="calls to list")
     args = parser.parse_args(argv)
@@ -125,7 +127,7 @@ def run(argv: list[str] | None = None) -> dict:
         decision = parse_decision(args.hand, args.auction, args.dealer, args.vul)
     except ValueError as error:
         parser.error(str(error))
-    summary = explain(Bidder.load(args.checkpoint), decision.hand, decision.auction, decision.vulnerability,
+    summary = explain(Bidder.load(args.checkpoint or shipped_model("BSM", "--checkpoint")), decision.hand, decision.auction, decision.vulnerability,
                       decision.dealer, args.top)
     render(summary, Path(args.out))
     print(summary["text"])

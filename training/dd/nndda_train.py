@@ -34,6 +34,7 @@ from tqdm import tqdm
 from bridgeflow.dataset.dd import SOLVER_NAME
 from bridgeflow.dataset.encodings import STRAINS, split_of
 from bridgeflow.dataset.labels import label_files
+from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.training.params import read_section
 
 from . import symmetry
@@ -227,7 +228,7 @@ def evaluate(estimator: DDEstimator, owners: np.ndarray, tables: np.ndarray, sym
 
 def model_card(params: dict, data: dict, metrics: dict, num_params: int) -> str:
     lines = [
-        "# NN-DDA model card", "",
+        "# NN-DDA model card", "", f"schema_version: {SCHEMA_VERSION}", "",
         "Estimates the double-dummy table [declarer N,E,S,W][strain C,D,H,S,NT] of a full deal.",
         "Load with `bridgeflow.training.dd.dd_estimator.DDEstimator.load`; rows it labels must say `solver=\"nn-dda\"`.",
         "", "## Data", "",
@@ -283,7 +284,7 @@ def run(argv: list[str] | None = None) -> dict:
                 out / "nndda.pt")
     estimator = DDEstimator.load(out / "nndda.pt")
 
-    metrics = {"data": data, "num_params": model.num_params(),
+    metrics = {"schema_version": SCHEMA_VERSION, "data": data, "num_params": model.num_params(),
                "train": {"steps": params["steps"], "seconds": seconds, "samples_per_s": params["steps"] * params["batch_size"] / seconds}}
     if len(rows["test"]):
         metrics["test"] = evaluate(estimator, owners[rows["test"]], tables[rows["test"]], params["eval_symmetries"])

@@ -59,10 +59,11 @@ from bridgeflow.dataset.dd import SOLVER_NAME
 from bridgeflow.dataset.encodings import duplicate_dealer, duplicate_vulnerability, hands_from_owner
 from bridgeflow.dataset.errors import InputError, existing
 from bridgeflow.dataset.labels import read_labels
+from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.dataset.scoring import imps, score_ns
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.dd.exact_dd import ExactDD
-from bridgeflow.training.model_files import model_file
+from bridgeflow.training.model_files import model_file, shipped_model
 from bridgeflow.training.search.monte_carlo import (
     MonteCarloSearch,
     SearchConfig,
@@ -275,9 +276,7 @@ class AgentFactory:
         self.checkpoints: dict[str, str] = {}  # file -> hash
 
     def bidder(self, path: str | Path | None) -> Bidder:
-        if path is None:
-            raise ValueError("a BSM agent needs --bsm (or name@CHECKPOINT)")
-        file = model_file(path, "model.pt", "BSM")
+        file = model_file(path or shipped_model("BSM", "--bsm"), "model.pt", "BSM")
         if file not in self.bidders:
             self.bidders[file] = Bidder.load(file)
             self.checkpoints[str(file)] = file_hash(file)
@@ -295,7 +294,7 @@ class AgentFactory:
         if self.scorer is None:
             self.scorer = load_scorer(self.search_config.dd, self.nndda)
             if self.search_config.dd == "nndda":
-                file = model_file(self.nndda, "nndda.pt", "NN-DDA")
+                file = model_file(self.nndda or shipped_model("NN-DDA", "--nndda"), "nndda.pt", "NN-DDA")
                 self.checkpoints[str(file)] = file_hash(file)
         return SearchAgent(MonteCarloSearch(bidder, self.scorer, self.search_config), name=spec)
 
@@ -422,8 +421,8 @@ def run(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(prog="bridgeflow evaluate",
                                      description="Duplicate match in IMPs over DD-scored test boards.")
     parser.add_argument("--dd", default="data/dd", help="DD store (ddlabel --out)")
-    parser.add_argument("--bsm", default="data/bsm", help="BSM checkpoint: training folder or model.pt")
-    parser.add_argument("--nndda", default="data/nndda", help="NN-DDA model for the search: folder or nndda.pt")
+    parser.add_argument("--bsm", help="BSM checkpoint: training folder or model.pt; default: the one in models/bsm")
+    parser.add_argument("--nndda", help="NN-DDA model for the search: folder or nndda.pt; default: models/nndda")
     parser.add_argument("--out", default="data/eval", help="boards.parquet, boards.json, metrics.json go here")
     parser.add_argument("--params", default="params.yaml", help="YAML with `evaluate:` and `search:` sections")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -449,6 +448,7 @@ def run(argv: list[str] | None = None) -> dict:
     board_list = {"deal_ids": [int(d) for d in boards.deal_ids], "hash": boards.hash}
     (out / "boards.json").write_text(json.dumps(board_list) + "\n")
     metrics |= {
+        "schema_version": SCHEMA_VERSION,
         "boards": {"count": len(boards.deal_ids), "hash": boards.hash, "source": args.boards or f"{args.dd} test split",
                    "deal_ids": board_list["deal_ids"]},
         "config": {"evaluate": asdict(config), "search": asdict(search_config)},

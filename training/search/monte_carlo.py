@@ -47,6 +47,7 @@ from bridgeflow.dataset.scoring import contract_scores, imps_array
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.dd.dd_estimator import DDEstimator
 from bridgeflow.training.dd.exact_dd import ExactDD
+from bridgeflow.training.model_files import shipped_model
 from bridgeflow.training.params import load_section
 
 from .sampling import SELECTIONS, categorical, sample_deals
@@ -244,12 +245,10 @@ class MonteCarloSearch:
 
 
 def load_scorer(kind: str, nndda: str | Path | None) -> DDScorer:
-    """NN-DDA from a file or its training folder (nndda.pt), or exact DDS."""
+    """NN-DDA from a file or its training folder (nndda.pt; None: the shipped one), or exact DDS."""
     if kind == "dds":
         return ExactDD()
-    if nndda is None:
-        raise ValueError("search.dd = nndda needs --nndda (or --set dd=dds)")
-    return EstimatedDD(DDEstimator.load(nndda))
+    return EstimatedDD(DDEstimator.load(nndda or shipped_model("NN-DDA", "--nndda")))
 
 
 
@@ -262,8 +261,8 @@ def run(argv: list[str] | None = None) -> SearchResult:
     parser.add_argument("--auction", default="", help="calls so far from the dealer: '1H P' ('' = none)")
     parser.add_argument("--dealer", required=True, help="N, E, S or W")
     parser.add_argument("--vul", default="none", help="none, ns, ew or both")
-    parser.add_argument("--bsm", default="data/bsm", help="BSM checkpoint (training folder or model.pt)")
-    parser.add_argument("--nndda", default="data/nndda", help="NN-DDA model (folder with nndda.pt, or the file)")
+    parser.add_argument("--bsm", help="BSM checkpoint (training folder or model.pt); default: the one in models/bsm")
+    parser.add_argument("--nndda", help="NN-DDA model (folder with nndda.pt, or the file); default: models/nndda")
     parser.add_argument("--params", default="params.yaml", help="YAML file with a `search:` section")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override one search param")
     parser.add_argument("--json", action="store_true", help="print the evidence as JSON")
@@ -276,7 +275,7 @@ def run(argv: list[str] | None = None) -> SearchResult:
         parser.error(str(error))
     hand, auction, dealer, vul, state = (decision.hand, decision.auction, decision.dealer, decision.vulnerability,
                                          decision.state)
-    bidder = Bidder.load(args.bsm)
+    bidder = Bidder.load(args.bsm or shipped_model("BSM", "--bsm"))
     scorer = load_scorer(config.dd, args.nndda)
     try:
         result = MonteCarloSearch(bidder, scorer, config).search(hand, auction, dealer, vul)
