@@ -38,11 +38,12 @@ def model_file(path: str | Path, file_name: str, what: str) -> Path:
     return path
 
 
-def load_model_state(path: Path, what: str, weights_only: bool = True) -> tuple[dict, bytes]:
-    """(the saved dict with 'model' weights and 'model_config', the file's bytes)."""
+def load_model_state(path: Path, what: str) -> tuple[dict, bytes]:
+    """(the saved dict with 'model' weights and 'model_config', the file's bytes). Loaded with
+    `weights_only=True`: tensors and plain values only, so a model file cannot run code."""
     data = path.read_bytes()
     try:
-        state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=weights_only)
+        state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as error:  # truncated, not a torch file, or pickled classes we do not load
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InputError(f"{what} {path}: not a readable model file ({reason[:200]})") from None

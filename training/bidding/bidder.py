@@ -42,7 +42,7 @@ class Bidder:
     def load(cls, path: str | Path, device: str = "cpu") -> "Bidder":
         """`path`: a training out folder (reads model.pt) or a model.pt / ckpt.pt file."""
         path = model_file(path, "model.pt", "BSM")
-        saved, _ = load_model_state(path, "BSM", weights_only=False)
+        saved, _ = load_model_state(path, "BSM")
         try:
             model = BSM(BSMConfig(**saved["model_config"]))
             model.load_state_dict(saved["model"])

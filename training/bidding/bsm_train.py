@@ -187,7 +187,7 @@ def load_init(path: str | Path) -> tuple[dict, str]:
     hash of the file (a checkpoint only resumes from the same start)."""
     path = model_file(path, "model.pt", "BSM (--init)")
     blob = path.read_bytes()
-    return torch.load(path, weights_only=False)["model"], hashlib.blake2b(blob, digest_size=8).hexdigest()
+    return torch.load(path, weights_only=True)["model"], hashlib.blake2b(blob, digest_size=8).hexdigest()
 
 
 def train(cfg: TrainConfig, corpus: Corpus, out: Path, stop_at: int | None = None, fresh: bool = False,
@@ -214,7 +214,7 @@ def train(cfg: TrainConfig, corpus: Corpus, out: Path, stop_at: int | None = Non
     step, log, running = 0, [], defaultdict(float)  # running: train losses summed since the last log row
     checkpoint_path = out / "ckpt.pt"
     if checkpoint_path.exists() and not fresh:
-        checkpoint = torch.load(checkpoint_path, weights_only=False)
+        checkpoint = torch.load(checkpoint_path, weights_only=True)
         if (checkpoint["weights_key"] == cfg.weights_key() and checkpoint["data"] == corpus.folder.name
                 and checkpoint.get("init") == init_hash):
             model.load_state_dict(checkpoint["model"])
