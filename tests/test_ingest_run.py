@@ -51,6 +51,19 @@ def test_rows_with_lone_surrogates_are_written_escaped(tmp_path):
     assert [row["raw_text"] for row in rows] == ["md|3S\\x81\\x9dK|\\ud800", "clean"]
 
 
+def test_a_lin_record_with_bytes_that_are_not_utf8_is_quarantined_and_the_run_finishes(tmp_path):
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "a.pbn").write_text(GOOD_BOARD)
+    (inputs / "flipped.lin").write_bytes(b"pn|A,B,C,D|st||md|1SQ982H\x818DKQ763CT,SJ643HKJ7653DCAQ4,SK5HADAJT52CJ9762,|"
+                                         b"rh||ah|Board 15|sv|n|mb|p|mb|p|mb|p|mb|p|pg||\n")
+    out = tmp_path / "out"
+    manifest = ingest.run(argv(inputs, out))
+    assert (manifest["read"], manifest["accepted"], manifest["failed_files"]) == (2, 1, [])
+    (row,) = _rows(out / "quarantine")
+    assert "md|1SQ982H\\x818DKQ" in row["raw_text"]
+
+
 def test_row_groups_depend_on_the_rows_not_on_how_they_came(tmp_path):
     """The same rows handed in as batches of other sizes make the same file, byte for byte."""
     rows = [schema.quarantine_row(Rejected("f", "pbn", i, i, "t", Reason.SYNTAX, "m", "f"), i) for i in range(100)]
