@@ -40,6 +40,7 @@ import apache_beam as beam
 
 from bridgeflow.dataset import schema
 from bridgeflow.dataset.formats import LINE_BASED_FORMATS, format_of, parser_for
+from bridgeflow.dataset.pbn import range_starts
 from bridgeflow.dataset.record import BoardRecord, Rejected
 from bridgeflow.dataset.validate import check
 from bridgeflow.pipelines.runner import add_runner_arguments, pipeline_options
@@ -47,12 +48,14 @@ from bridgeflow.pipelines.shards import ParquetFileWriter, compact, lock_output,
 
 LOG = logging.getLogger("bridgeflow.ingest")
 WILDCARDS = "*?["
+READ_BLOCK = 1 << 20  # bytes read at a time when planning where to split a file
 OUTPUTS = (("records", schema.RECORDS), ("quarantine", schema.QUARANTINE))
 
 
 @dataclass(frozen=True)
 class InputChunk:
-    """A unit of parsing work: a whole file, or a line range of a large line-based file."""
+    """A unit of parsing work: a whole file, or a byte range of a large file (line-based: at line
+    breaks; PBN: between games)."""
 
     prefix: str  # the input glob's literal folder prefix (part of record_id)
     relative_path: str  # path below the prefix
@@ -62,6 +65,7 @@ class InputChunk:
     end: int = -1
     first_line: int = 1  # 1-based line number of `start`
     first_position: int = 0  # records before `start` in this file
+    carried: dict | None = None  # PBN: the '#'/'##' tag state at `start` (pbn.range_starts)
 
     @property
     def source_file(self) -> str:
@@ -121,11 +125,20 @@ def unreadable(path: str, error: OSError) -> str:
 
 
 def _split(chunk: InputChunk, split_bytes: int) -> list[InputChunk]:
-    """Split a large line-based file at line breaks so several workers share it. Raises OSError for
-    a file that cannot be read."""
+    """Split a large file so several workers share it and each holds only its piece: a line-based
+    file at line breaks, a PBN file between games. Raises OSError for a file that cannot be read."""
     with open(chunk.path, "rb") as handle:  # opened here, so an unreadable file is skipped, not failed
-        if chunk.format not in LINE_BASED_FORMATS or os.fstat(handle.fileno()).st_size <= split_bytes:
+        size = os.fstat(handle.fileno()).st_size
+        if size <= split_bytes:
             return [chunk]
+        if chunk.format == "pbn":
+            starts = range_starts(iter(lambda: handle.read(READ_BLOCK), b""), split_bytes)
+            ends = [offset for offset, *_ in starts] + [size]
+            return [dataclasses.replace(chunk, start=start, end=end, first_line=line, first_position=position,
+                                        carried=carried)
+                    for (start, line, position, carried), end in zip([(0, 1, 0, None)] + starts, ends)]
+    if chunk.format not in LINE_BASED_FORMATS:
+        return [chunk]
     data = Path(chunk.path).read_bytes()
     pieces, start, line, position = [], 0, 1, 0
     while start < len(data):
@@ -240,8 +253,9 @@ class ParseChunk(beam.DoFn):
     def write_rows(self, chunk: InputChunk, data: bytes, records: ParquetFileWriter,
                    quarantine: ParquetFileWriter) -> Counter:
         parse = parser_for(chunk.format)
+        items = parse(data, chunk.source_file) if chunk.carried is None else parse(data, chunk.source_file, chunk.carried)
         counts: Counter = Counter()
-        for item in parse(data, chunk.source_file):
+        for item in items:
             item.source_position += chunk.first_position
             item.source_line += chunk.first_line - 1
             key = schema.record_id(chunk.prefix, chunk.relative_path, item.source_position)
@@ -313,7 +327,8 @@ def parse_args(argv):
     parser.add_argument("--input", action="append", required=True, help="folder or glob of input files (repeatable; ** allowed)")
     parser.add_argument("--out", required=True, help="output folder (records/, quarantine/, manifest.json)")
     parser.add_argument("--rows-per-shard", type=int, default=250_000, help="target rows per Parquet shard")
-    parser.add_argument("--split-bytes", type=int, default=8 << 20, help="split line-based files larger than this")
+    parser.add_argument("--split-bytes", type=int, default=8 << 20,
+                        help="split line-based and PBN files larger than this into pieces of about this size")
     add_runner_arguments(parser)
     return parser.parse_known_args(argv)
 
