@@ -89,18 +89,16 @@ def plan_inputs(patterns: list[str], split_bytes: int) -> tuple[list[InputChunk]
     chunks: list[InputChunk] = []
     skipped: list[dict] = []
     seen: set[str] = set()
-    for pattern in patterns:
-        if os.path.isdir(pattern):  # a folder: every file below it that a parser reads
-            prefix = os.path.normpath(pattern)
-            pattern = os.path.join(pattern, "**", "*")
+    for given in patterns:
+        if os.path.isdir(given):  # a folder: every file below it that a parser reads
+            prefix = os.path.normpath(given)
+            pattern = os.path.join(given, "**", "*")
         else:
-            prefix = literal_prefix(pattern)
-        matches = sorted(glob.glob(pattern, recursive=True))
+            prefix, pattern = literal_prefix(given), given
+        matches = [path for path in sorted(glob.glob(pattern, recursive=True)) if not os.path.isdir(path)]
         if not matches:
-            raise FileNotFoundError(f"--input {pattern!r} matches no file")
+            raise FileNotFoundError(f"--input {given!r} matches no file")
         for path in matches:
-            if os.path.isdir(path):
-                continue
             real = os.path.realpath(path)
             if real in seen:
                 continue

@@ -157,3 +157,10 @@ def test_an_input_that_matches_nothing_is_a_one_line_error(tmp_path, inputs):
     assert done.stderr.strip() == f"bridgeflow ingest: error: --input {str(tmp_path / 'typo' / '*.pbn')!r} matches no file"
     assert "Traceback" not in done.stderr
     assert not out.exists()
+
+
+def test_a_folder_without_files_matches_nothing(tmp_path):
+    (tmp_path / "in" / "empty").mkdir(parents=True)
+    with pytest.raises(SystemExit) as exit_info:
+        ingest.run(argv(tmp_path / "in", tmp_path / "out"))
+    assert exit_info.value.code == 2 and not (tmp_path / "out").exists()
