@@ -131,6 +131,8 @@ def _split(chunk: InputChunk, split_bytes: int) -> list[InputChunk]:
             return [chunk]
         if chunk.format == "pbn":
             starts = range_starts(iter(lambda: handle.read(READ_BLOCK), b""), split_bytes)
+            if not starts:  # read as a whole (see range_starts)
+                return [chunk]
             ends = [offset for offset, *_ in starts] + [size]
             return [dataclasses.replace(chunk, start=start, end=end, first_line=line, first_position=position,
                                         carried=carried)

@@ -153,3 +153,10 @@ def test_a_split_run_writes_the_bytes_of_an_unsplit_one(tmp_path):
         assert manifest["read"] == 21 * 10 and manifest["accepted"] > 21 * 4
         runs[split_bytes] = output(out)
     assert runs[2000] == runs[1 << 30]
+
+
+def test_a_large_file_read_whole_is_planned_as_one_chunk(tmp_path):
+    path = tmp_path / "cafe.pbn"
+    path.write_bytes((TRICKY * 5).encode("latin-1").replace(b"Club", b"Caf\xe9"))
+    chunks, _ = ingest.plan_inputs([str(path)], 100)
+    assert chunks == [ingest.InputChunk(str(tmp_path), "cafe.pbn", str(path), "pbn")]
