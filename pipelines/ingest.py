@@ -202,7 +202,8 @@ def failure(chunk: InputChunk, error: Exception) -> dict:
 
 class ParseChunk(beam.DoFn):
     """(index, InputChunk) -> its validated records rows and quarantine rows in part files under
-    `work`, then its marker holding its counts; emits the counts (source_file, format, counts).
+    `work`, then its marker holding its counts (source_file, format, counts); emits the chunk's
+    index (not the counts: Beam's coder cannot hold a file name that is not UTF-8).
 
     The marker is written last, so a chunk with a marker is whole and a kill loses only the chunks
     in flight. Rows stream to the part files a row group at a time: memory stays flat. A chunk whose
@@ -226,12 +227,11 @@ class ParseChunk(beam.DoFn):
             LOG.error("%s: %s", chunk.path, failed["why"], exc_info=not failed["skipped"])
             write_json(failure_path(work, index), failed)
             return
-        stats = (chunk.source_file, chunk.format, dict(counts))
-        write_json(marker_path(work, index), stats)
+        write_json(marker_path(work, index), (chunk.source_file, chunk.format, dict(counts)))
         self.chunks_done += 1
         if self.chunks_done % 200 == 0:
             LOG.info("worker %d: %d chunks parsed", os.getpid(), self.chunks_done)
-        yield stats
+        yield index
 
     def parse(self, index: int, chunk: InputChunk, work: Path) -> Counter:
         """Write the chunk's part files; returns its counts by outcome. A part file is whole or absent."""
@@ -273,7 +273,7 @@ class ParseChunk(beam.DoFn):
 
 
 def build(pipeline: beam.Pipeline, todo: list[tuple[int, InputChunk]], work: Path):
-    """The job's graph: parse and commit each (index, chunk) of `todo`; returns the stats PCollection."""
+    """The job's graph: parse and commit each (index, chunk) of `todo`; returns the committed indices."""
     return (
         pipeline
         | "Chunks" >> beam.Create(todo, reshuffle=False)

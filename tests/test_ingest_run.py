@@ -64,6 +64,19 @@ def test_a_lin_record_with_bytes_that_are_not_utf8_is_quarantined_and_the_run_fi
     assert "md|1SQ982H\\x818DKQ" in row["raw_text"]
 
 
+def test_a_file_name_that_is_not_utf8_is_ingested(tmp_path):
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    name = os.fsdecode(b"caf\xe9.pbn")  # as os.listdir and glob give it: with a lone surrogate
+    (inputs / name).write_text(GOOD_BOARD)
+    out = tmp_path / "out"
+    manifest = ingest.run(argv(inputs, out))
+    assert (manifest["accepted"], manifest["failed_files"]) == (1, [])
+    (row,) = _rows(out / "records")
+    assert row["source_file"] == str(inputs / "caf\\xe9.pbn")
+    assert row["record_id"] == schema.record_id(str(inputs), name, 0)
+
+
 def test_row_groups_depend_on_the_rows_not_on_how_they_came(tmp_path):
     """The same rows handed in as batches of other sizes make the same file, byte for byte."""
     rows = [schema.quarantine_row(Rejected("f", "pbn", i, i, "t", Reason.SYNTAX, "m", "f"), i) for i in range(100)]
