@@ -753,9 +753,10 @@ def range_starts(blocks: Iterable[bytes], every: int) -> list[tuple[int, int, in
     piece after the first. parse_pbn(piece, source_file, state) then reads the records a whole-file
     parse reads there, positions and lines counted from the piece. Reads one block at a time.
 
-    Cuts are at a _SURE_BREAK before a game with [Deal] or [Board] (a game that inherits no board
-    tags). Empty for a file that must be read whole: not UTF-8 (decoded game by game), a UTF-16 or
-    UTF-32 byte order mark, CR-only line ends."""
+    Cuts are at a _SURE_BREAK before a game with [Deal] or [Board], a game that inherits no board
+    tags: so the scan keeps none (they never change the '#' state). Empty for a file that must be
+    read whole: not UTF-8 (decoded game by game), a UTF-16 or UTF-32 byte order mark, CR-only line
+    ends, or no _SURE_BREAK for more than 16 MiB or 4 x `every` bytes (memory stays bounded)."""
     carried = _CarriedTags()
     starts: list[tuple[int, int, int, dict]] = []
     offset, line, position, last_cut = 0, 1, 0, 0
@@ -789,6 +790,8 @@ def range_starts(blocks: Iterable[bytes], every: int) -> list[tuple[int, int, in
             offset += len(segment)
             segment_start = match.end()
         pending = pending[segment_start:]
+        if len(pending) > max(4 * every, 1 << 24):
+            return []
     return starts if _segment_text(pending.rstrip(b"\x1a"), offset == 0) is not None else []
 
 

@@ -133,8 +133,14 @@ def test_pieces_read_what_the_whole_file_reads():
     b"\xff\xfe" + TRICKY.encode("utf-16-le"),  # a UTF-16 byte order mark
     TRICKY.replace("\n", "\r").encode(),  # CR-only line ends
 ], ids=["latin-1", "utf-16", "cr"])
-def test_files_decoded_whole_are_not_cut(data):
-    assert pbn.range_starts([data], 1) == []
+def test_files_read_whole_are_not_cut(data):
+    assert pbn.range_starts([data[i:i + 1000] for i in range(0, len(data), 1000)], 1000) == []
+
+
+def test_a_file_without_empty_lines_is_not_held_whole_to_find_a_cut():
+    game = f'[Board "1"]\n[Deal "N:{DEAL}"]\n'.encode()
+    blocks = iter(lambda: game * 10_000, None)  # endless: range_starts must give up on its own
+    assert pbn.range_starts(blocks, 1000) == []
 
 
 def test_a_split_run_writes_the_bytes_of_an_unsplit_one(tmp_path):
