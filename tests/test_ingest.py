@@ -175,9 +175,9 @@ def count_chunks(monkeypatch, kill_at_marker: int | None = None) -> list[str]:
     def parser_for(format_name):
         parse = PARSER_FOR(format_name)
 
-        def counted(data, source_file):
+        def counted(data, source_file, *carried_tags):
             parsed.append(source_file)
-            return parse(data, source_file)
+            return parse(data, source_file, *carried_tags)
         return counted
 
     def write_json(path, value):

@@ -11,7 +11,7 @@ from bridgeflow.dataset.record import BoardRecord, Rejected
 from bridgeflow.dataset.validate import check
 from bridgeflow.pipelines import ingest
 
-from test_ingest import output
+from test_ingest import count_chunks, ingest_argv, kill_after, output
 
 DEAL = "AKQJ.AKQ.AKQ.AKQ T987.JT9.JT9.JT9 654.8765.876.876 32.432.5432.5432"
 
@@ -159,6 +159,20 @@ def test_a_split_run_writes_the_bytes_of_an_unsplit_one(tmp_path):
         assert manifest["read"] == 21 * 10 and manifest["accepted"] > 21 * 4
         runs[split_bytes] = output(out)
     assert runs[2000] == runs[1 << 30]
+
+
+def test_a_killed_split_run_resumes_to_the_bytes_of_an_unsplit_one(tmp_path, monkeypatch):
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "big.pbn").write_text(TRICKY * 10)
+    whole = ingest_argv(inputs, tmp_path / "whole")
+    ingest.run(whole[:whole.index("--split-bytes") + 1] + [str(1 << 30)] + whole[whole.index("--split-bytes") + 2:])
+    kill_after(monkeypatch, inputs, tmp_path / "out", 3)  # pieces of about 600 bytes
+    parsed = count_chunks(monkeypatch)
+    ingest.run(ingest_argv(inputs, tmp_path / "out"))
+    assert len(parsed) == len(ingest.plan_inputs([str(inputs)], 600)[0]) - 3 > 5
+    monkeypatch.undo()
+    assert output(tmp_path / "out") == output(tmp_path / "whole")
 
 
 def test_a_large_file_read_whole_is_planned_as_one_chunk(tmp_path):
