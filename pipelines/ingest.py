@@ -197,7 +197,8 @@ def failure(chunk: InputChunk, error: Exception) -> dict:
     if isinstance(error, OSError) and error.filename == chunk.path:
         return {"file": chunk.path, "why": unreadable(chunk.path, error), "skipped": True}
     where = f" (bytes {chunk.start}..{chunk.end})" if chunk.start or chunk.end >= 0 else ""
-    return {"file": chunk.path, "why": f"parsing failed{where}: {type(error).__name__}: {error}", "skipped": False}
+    text = " / ".join(str(error).splitlines())  # one line
+    return {"file": chunk.path, "why": f"parsing failed{where}: {type(error).__name__}: {text}", "skipped": False}
 
 
 class ParseChunk(beam.DoFn):
