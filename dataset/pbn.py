@@ -78,7 +78,7 @@ from .encodings import (
 from .record import BoardRecord, Reason, RecordError, Rejected
 from .validate import owner_from_hands, replay_to_end
 
-__all__ = ["parse_pbn", "format_pbn"]
+__all__ = ["parse_pbn", "format_pbn", "range_starts"]
 
 # ---------------------------------------------------------------- lexical structure
 
@@ -149,10 +149,15 @@ _card_cache: dict[str, int] = {}
 
 # ---------------------------------------------------------------- reading
 
-def parse_pbn(data: bytes, source_file: str) -> Iterator[BoardRecord | Rejected]:
-    """One BoardRecord or Rejected per game, in file order; never raises for bad input."""
+def parse_pbn(data: bytes, source_file: str, carried_tags: dict | None = None) -> Iterator[BoardRecord | Rejected]:
+    """One BoardRecord or Rejected per game, in file order; never raises for bad input.
+
+    `carried_tags`: the '#'/'##' state where `data` starts, for a piece of a file (range_starts)."""
     text, per_game_decoding, damaged_encoding = _decode_file(data)
     carried = _CarriedTags()
+    if carried_tags:
+        carried.latest.update(carried_tags["latest"])
+        carried.shared.update(carried_tags["shared"])
     position = 0
     for chunk, chunk_line in _chunks(text):
         if per_game_decoding:
@@ -773,6 +778,76 @@ def _optimum_result_rows(header: str, words: list[str]) -> list[tuple[int, int]]
                               "OptimumResultTable")
         rows.append((seat * 5 + strain, int(row["tricks"])))
     return rows
+
+
+# ---------------------------------------------------------------- pieces of a large file
+
+# Empty lines before a line that starts with a tag: a game break whatever precedes it (a string,
+# `;` comment or `%` line ends with its line; a `{` comment ends before such lines, see
+# _BREAK_SCAN), so the text on either side splits into the same games alone as in the file.
+_SURE_BREAK = re.compile(rb"\n(?:[ \t\r\f\v]*\n)+(?=[ \t]*\[)")
+_LONE_CR = re.compile(rb"\r(?!\n)")
+_WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")  # UTF-16 and UTF-32
+
+
+def range_starts(blocks: Iterable[bytes], every: int) -> list[tuple[int, int, int, dict]]:
+    """Where a file given as consecutive `blocks` can be cut to be parsed in pieces, about every
+    `every` bytes: (byte offset, its 1-based line, records before it, the '#'/'##' state there) per
+    piece after the first. parse_pbn(piece, source_file, state) then reads the records a whole-file
+    parse reads there, positions and lines counted from the piece. Reads one block at a time.
+
+    Cuts are at a _SURE_BREAK before a game with [Deal] or [Board], a game that inherits no board
+    tags: so the scan keeps none (they never change the '#' state). Empty for a file that must be
+    read whole: not UTF-8 (decoded game by game), a UTF-16 or UTF-32 byte order mark, CR-only line
+    ends, or no _SURE_BREAK for more than 16 MiB or 4 x `every` bytes (memory stays bounded)."""
+    carried = _CarriedTags()
+    starts: list[tuple[int, int, int, dict]] = []
+    offset, line, position, last_cut = 0, 1, 0, 0
+    pending = b""
+    for block in blocks:
+        if offset == 0 and not pending and block.startswith(_WIDE_BOMS):
+            return []
+        pending += block
+        segment_start = 0
+        for match in _SURE_BREAK.finditer(pending):
+            segment = pending[segment_start:match.end()]
+            text = _segment_text(segment, offset == 0)
+            if text is None:
+                return []
+            cut_wanted = offset - last_cut >= every
+            for chunk, _ in _chunks(text):
+                if _CONTROL.search(chunk):  # one undecodable record
+                    position += 1
+                    cut_wanted = False
+                    continue
+                for game in _games(chunk):
+                    if cut_wanted and ("Deal" in game.tags or "Board" in game.tags):
+                        starts.append((offset, line, position,
+                                       {"latest": dict(carried.latest), "shared": dict(carried.shared)}))
+                        last_cut = offset
+                    cut_wanted = False
+                    carried.resolve(game)
+                    position += 1
+                cut_wanted = False
+            line += segment.count(b"\n")
+            offset += len(segment)
+            segment_start = match.end()
+        pending = pending[segment_start:]
+        if len(pending) > max(4 * every, 1 << 24):
+            return []
+    return starts if _segment_text(pending.rstrip(b"\x1a"), offset == 0) is not None else []
+
+
+def _segment_text(segment: bytes, at_file_start: bool) -> str | None:
+    """A piece of the file as parse_pbn decodes it when the file is UTF-8; None if it is not."""
+    if _LONE_CR.search(segment):
+        return None
+    if at_file_start and segment.startswith(b"\xef\xbb\xbf"):
+        segment = segment[3:]
+    try:
+        return segment.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 # ---------------------------------------------------------------- writing

@@ -91,8 +91,9 @@ QUARANTINE = pa.schema(
 
 
 def record_id(input_prefix: str, source_file: str, position: int) -> int:
-    """Stable id of a record: hash of (input glob's literal prefix, path below it, ordinal)."""
-    key = f"{input_prefix}\x00{source_file}\x00{position}".encode()
+    """Stable id of a record: hash of (input glob's literal prefix, path below it, ordinal). A path
+    that is not UTF-8 (the OS gives it with surrogateescape) is hashed as its own bytes."""
+    key = f"{input_prefix}\x00{source_file}\x00{position}".encode("utf-8", "surrogateescape")
     return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little")
 
 

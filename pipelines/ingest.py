@@ -4,8 +4,8 @@
 
 writes `records/` (accepted boards, schema `dataset.schema.RECORDS`), `quarantine/` (every record
 that could not be accepted, with file, position, raw text and reason), `manifest.json` (per
-file: read = accepted + quarantined, quarantined by reason, accepted records by repair) and
-`summary.json` (the totals).
+file: read = accepted + quarantined, quarantined by reason, accepted records by repair; the files
+skipped or failed, and why) and `summary.json` (the totals).
 The job runs on Beam's FnApiRunner with one worker process per core by default; any Beam
 runner works (see README: Flink, Spark, Dataflow through the portable runner).
 
@@ -14,6 +14,10 @@ counts), KEY a hash of the planned chunks, the input files' sizes and mtimes, --
 the parsing code (`code_fingerprint`). A killed run resumes: the rerun parses only the chunks
 without a marker. At the end the parts are compacted in plan order into shards of --rows-per-shard
 rows, so a resumed run writes the same shards as an uninterrupted one, and `_work/KEY/` is removed.
+
+One file never stops the run: a file that cannot be read (a broken link, deleted meanwhile) is
+listed as skipped, one whose parsing raised is listed as failed with the error, and contributes no
+rows; the other files are written, and only then does a run with failed files exit non-zero.
 """
 
 from __future__ import annotations
@@ -34,7 +38,9 @@ from pathlib import Path
 import apache_beam as beam
 
 from bridgeflow.dataset import schema
+from bridgeflow.dataset.errors import InputError
 from bridgeflow.dataset.formats import LINE_BASED_FORMATS, format_of, parser_for
+from bridgeflow.dataset.pbn import range_starts
 from bridgeflow.dataset.record import BoardRecord, Rejected, Repair
 from bridgeflow.dataset.validate import check
 from bridgeflow.pipelines.runner import add_runner_arguments, pipeline_options
@@ -42,12 +48,14 @@ from bridgeflow.pipelines.shards import ParquetFileWriter, compact, lock_output,
 
 LOG = logging.getLogger("bridgeflow.ingest")
 WILDCARDS = "*?["
+READ_BLOCK = 1 << 20  # bytes read at a time when planning where to split a file
 OUTPUTS = (("records", schema.RECORDS), ("quarantine", schema.QUARANTINE))
 
 
 @dataclass(frozen=True)
 class InputChunk:
-    """A unit of parsing work: a whole file, or a line range of a large line-based file."""
+    """A unit of parsing work: a whole file, or a byte range of a large file (line-based: at line
+    breaks; PBN: between games)."""
 
     prefix: str  # the input glob's literal folder prefix (part of record_id)
     relative_path: str  # path below the prefix
@@ -57,6 +65,7 @@ class InputChunk:
     end: int = -1
     first_line: int = 1  # 1-based line number of `start`
     first_position: int = 0  # records before `start` in this file
+    carried: dict | None = None  # PBN: the '#'/'##' tag state at `start` (pbn.range_starts)
 
     @property
     def source_file(self) -> str:
@@ -75,22 +84,21 @@ def literal_prefix(pattern: str) -> str:
 
 
 def plan_inputs(patterns: list[str], split_bytes: int) -> tuple[list[InputChunk], list[dict]]:
-    """Expand globs into parse work. Returns (chunks, skipped files with why)."""
+    """Expand globs into parse work. Returns (chunks, skipped files with why); raises InputError
+    for a pattern that matches no file."""
     chunks: list[InputChunk] = []
     skipped: list[dict] = []
     seen: set[str] = set()
-    for pattern in patterns:
-        if os.path.isdir(pattern):  # a folder: every file below it that a parser reads
-            prefix = os.path.normpath(pattern)
-            pattern = os.path.join(pattern, "**", "*")
+    for given in patterns:
+        if os.path.isdir(given):  # a folder: every file below it that a parser reads
+            prefix = os.path.normpath(given)
+            pattern = os.path.join(given, "**", "*")
         else:
-            prefix = literal_prefix(pattern)
-        matches = sorted(glob.glob(pattern, recursive=True))
+            prefix, pattern = literal_prefix(given), given
+        matches = [path for path in sorted(glob.glob(pattern, recursive=True)) if not os.path.isdir(path)]
         if not matches:
-            raise FileNotFoundError(f"--input {pattern!r} matches no file")
+            raise InputError(f"--input {given!r} matches no file")
         for path in matches:
-            if os.path.isdir(path):
-                continue
             real = os.path.realpath(path)
             if real in seen:
                 continue
@@ -100,13 +108,36 @@ def plan_inputs(patterns: list[str], split_bytes: int) -> tuple[list[InputChunk]
             if format_name is None:
                 skipped.append({"file": path, "why": "no parser for this file extension"})
                 continue
-            chunks.extend(_split(InputChunk(prefix, relative, path, format_name), split_bytes))
+            try:
+                chunks.extend(_split(InputChunk(prefix, relative, path, format_name), split_bytes))
+            except OSError as error:
+                skipped.append({"file": path, "why": unreadable(path, error)})
     return chunks, skipped
 
 
+def unreadable(path: str, error: OSError) -> str:
+    """Why `path` could not be read, in words."""
+    if isinstance(error, FileNotFoundError) and os.path.islink(path):
+        return f"unreadable: a broken symbolic link (to {os.readlink(path)})"
+    return f"unreadable: {error.strerror or error}"
+
+
 def _split(chunk: InputChunk, split_bytes: int) -> list[InputChunk]:
-    """Split a large line-based file at line breaks so several workers share it."""
-    if chunk.format not in LINE_BASED_FORMATS or os.path.getsize(chunk.path) <= split_bytes:
+    """Split a large file so several workers share it and each holds only its piece: a line-based
+    file at line breaks, a PBN file between games. Raises OSError for a file that cannot be read."""
+    with open(chunk.path, "rb") as handle:  # opened here, so an unreadable file is skipped, not failed
+        size = os.fstat(handle.fileno()).st_size
+        if size <= split_bytes:
+            return [chunk]
+        if chunk.format == "pbn":
+            starts = range_starts(iter(lambda: handle.read(READ_BLOCK), b""), split_bytes)
+            if not starts:  # read as a whole (see range_starts)
+                return [chunk]
+            ends = [offset for offset, *_ in starts] + [size]
+            return [dataclasses.replace(chunk, start=start, end=end, first_line=line, first_position=position,
+                                        carried=carried)
+                    for (start, line, position, carried), end in zip([(0, 1, 0, None)] + starts, ends)]
+    if chunk.format not in LINE_BASED_FORMATS:
         return [chunk]
     data = Path(chunk.path).read_bytes()
     pieces, start, line, position = [], 0, 1, 0
@@ -151,18 +182,34 @@ def marker_path(work: Path, index: int) -> Path:
     return work / "done" / f"{index}.json"
 
 
+def failure_path(work: Path, index: int) -> Path:
+    return work / "failed" / f"{index}.json"
+
+
 def done_chunks(work: Path) -> set[int]:
     """Indices of the chunks committed in `work` (their marker exists)."""
     return {int(path.stem) for path in (work / "done").glob("*.json")}
 
 
+def failure(chunk: InputChunk, error: Exception) -> dict:
+    """A chunk that could not be parsed, as its failure marker holds it: unreadable (the file went
+    away or cannot be opened) is a skipped file, anything else a failed one."""
+    if isinstance(error, OSError) and error.filename == chunk.path:
+        return {"file": chunk.path, "why": unreadable(chunk.path, error), "skipped": True}
+    where = f" (bytes {chunk.start}..{chunk.end})" if chunk.start or chunk.end >= 0 else ""
+    text = " / ".join(str(error).splitlines())  # one line
+    return {"file": chunk.path, "why": f"parsing failed{where}: {type(error).__name__}: {text}", "skipped": False}
+
+
 class ParseChunk(beam.DoFn):
     """(index, InputChunk) -> its validated records rows and quarantine rows in part files under
-    `work`, then its marker holding its counts; emits the counts (source_file, format, counts by
-    "accepted" or quarantine reason, accepted records' repairs by name).
+    `work`, then its marker holding its counts (source_file, format, counts by "accepted" or
+    quarantine reason, accepted records' repairs by name); emits the chunk's index (not the counts:
+    Beam's coder cannot hold a file name that is not UTF-8).
 
     The marker is written last, so a chunk with a marker is whole and a kill loses only the chunks
-    in flight. Rows stream to the part files a row group at a time: memory stays flat."""
+    in flight. Rows stream to the part files a row group at a time: memory stays flat. A chunk whose
+    file cannot be read or whose parsing raises gets a failure marker instead, and no part files."""
 
     BATCH_ROWS = 16_384  # rows held as dicts before they go to a part file
 
@@ -174,16 +221,45 @@ class ParseChunk(beam.DoFn):
 
     def process(self, element: tuple[int, InputChunk]):
         index, chunk = element
+        work = Path(self.work)
+        try:
+            counts, repairs = self.parse(index, chunk, work)
+        except Exception as error:  # one file's problem: reported in the manifest, the run goes on
+            failed = failure(chunk, error)
+            LOG.error("%s: %s", chunk.path, failed["why"], exc_info=not failed["skipped"])
+            write_json(failure_path(work, index), failed)
+            return
+        write_json(marker_path(work, index), (chunk.source_file, chunk.format, dict(counts), dict(repairs)))
+        self.chunks_done += 1
+        if self.chunks_done % 200 == 0:
+            LOG.info("worker %d: %d chunks parsed", os.getpid(), self.chunks_done)
+        yield index
+
+    def parse(self, index: int, chunk: InputChunk, work: Path) -> tuple[Counter, Counter]:
+        """Write the chunk's part files; returns its counts by outcome and by repair. A part file is
+        whole or absent."""
         with open(chunk.path, "rb") as handle:
             handle.seek(chunk.start)
             data = handle.read() if chunk.end < 0 else handle.read(chunk.end - chunk.start)
-        work = Path(self.work)
         records, quarantine = (ParquetFileWriter(part_path(work, index, output), table_schema, self.BATCH_ROWS)
                                for output, table_schema in OUTPUTS)
+        try:
+            counts, repairs = self.write_rows(chunk, data, records, quarantine)
+        except Exception:
+            records.abort()
+            quarantine.abort()
+            raise
+        records.close()
+        quarantine.close()
+        return counts, repairs
+
+    def write_rows(self, chunk: InputChunk, data: bytes, records: ParquetFileWriter,
+                   quarantine: ParquetFileWriter) -> tuple[Counter, Counter]:
         parse = parser_for(chunk.format)
+        items = parse(data, chunk.source_file) if chunk.carried is None else parse(data, chunk.source_file, chunk.carried)
         counts: Counter = Counter()
         repairs: Counter = Counter()
-        for item in parse(data, chunk.source_file):
+        for item in items:
             item.source_position += chunk.first_position
             item.source_line += chunk.first_line - 1
             key = schema.record_id(chunk.prefix, chunk.relative_path, item.source_position)
@@ -198,18 +274,11 @@ class ParseChunk(beam.DoFn):
                 repairs.update(repair.value for repair in item.repairs)
                 self.accepted.inc()
                 records.add(schema.records_row(item, key))
-        records.close()
-        quarantine.close()
-        stats = (chunk.source_file, chunk.format, dict(counts), dict(repairs))
-        write_json(marker_path(work, index), stats)
-        self.chunks_done += 1
-        if self.chunks_done % 200 == 0:
-            LOG.info("worker %d: %d chunks parsed", os.getpid(), self.chunks_done)
-        yield stats
+        return counts, repairs
 
 
 def build(pipeline: beam.Pipeline, todo: list[tuple[int, InputChunk]], work: Path):
-    """The job's graph: parse and commit each (index, chunk) of `todo`; returns the stats PCollection."""
+    """The job's graph: parse and commit each (index, chunk) of `todo`; returns the committed indices."""
     return (
         pipeline
         | "Chunks" >> beam.Create(todo, reshuffle=False)
@@ -226,10 +295,11 @@ def clear_stale(out: Path, work: Path) -> None:
         shutil.rmtree(stale)
 
 
-def manifest_from(stats: list, skipped: list[dict], inputs: list[str], seconds: float) -> dict:
-    """Aggregate per-chunk counts per file; read = accepted + quarantined by construction. `repairs`
-    counts accepted records by repair (record.Repair); `placeholder_results` is the count of one of
-    them, the 0-trick results taken as unknown."""
+def manifest_from(stats: list, skipped: list[dict], failed: list[dict], inputs: list[str], seconds: float) -> dict:
+    """Aggregate per-chunk counts per file; read = accepted + quarantined by construction. `stats`
+    holds no chunk of a `failed` file: a failed file has no rows. `repairs` counts accepted records
+    by repair (record.Repair); `placeholder_results` is the count of one of them, the 0-trick
+    results taken as unknown."""
     files: dict[str, dict] = {}
     for source_file, format_name, counts, repairs in stats:
         entry = files.setdefault(source_file, {"format": format_name, "read": 0, "accepted": 0, "quarantined": {},
@@ -261,6 +331,7 @@ def manifest_from(stats: list, skipped: list[dict], inputs: list[str], seconds: 
         "repairs": dict(sorted(by_repair.items())),
         "placeholder_results": by_repair[Repair.PLACEHOLDER_RESULT_DROPPED.value],
         "skipped_files": skipped,
+        "failed_files": failed,
         "seconds": round(seconds, 2),
         "per_file": dict(sorted(files.items())),
     }
@@ -271,29 +342,41 @@ def parse_args(argv):
     parser.add_argument("--input", action="append", required=True, help="folder or glob of input files (repeatable; ** allowed)")
     parser.add_argument("--out", required=True, help="output folder (records/, quarantine/, manifest.json)")
     parser.add_argument("--rows-per-shard", type=int, default=250_000, help="target rows per Parquet shard")
-    parser.add_argument("--split-bytes", type=int, default=8 << 20, help="split line-based files larger than this")
+    parser.add_argument("--split-bytes", type=int, default=8 << 20,
+                        help="split line-based and PBN files larger than this into pieces of about this size")
     add_runner_arguments(parser)
     return parser.parse_known_args(argv)
 
 
 def run(argv: list[str] | None = None) -> dict:
-    """Run the ingest job, resuming the committed chunks of a killed run; returns the manifest it wrote."""
+    """Run the ingest job, resuming the committed chunks of a killed run; returns the manifest it
+    wrote. Raises InputError when an --input matches no file, before anything is written, and exits
+    (SystemExit, code 1) when a file failed, after everything else is written."""
     args, beam_args = parse_args(argv)
+    started = time.time()
+    plan = plan_inputs(args.input, args.split_bytes)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with lock_output(out, "ingest"):
-        manifest = ingest_inputs(args, beam_args, out)
+        manifest = ingest_inputs(args, beam_args, out, plan, started)
     LOG.info(
         "ingest: read %d, accepted %d, quarantined %d %s in %.1fs",
         manifest["read"], manifest["accepted"], manifest["quarantined"], manifest["quarantined_by_reason"], manifest["seconds"],
     )
+    if manifest["skipped_files"]:
+        LOG.warning("ingest: %d file(s) skipped, listed in %s (skipped_files)", len(manifest["skipped_files"]),
+                    out / "manifest.json")
+    if manifest["failed_files"]:
+        first = manifest["failed_files"][0]
+        raise SystemExit(f"bridgeflow ingest: {len(manifest['failed_files'])} file(s) failed, listed in "
+                         f"{out / 'manifest.json'} (failed_files); the first: {first['file']}: {first['why']}")
     return manifest
 
 
-def ingest_inputs(args: argparse.Namespace, beam_args: list[str], out: Path) -> dict:
-    """The job, under run()'s lock on `out`."""
-    started = time.time()
-    chunks, skipped = plan_inputs(args.input, args.split_bytes)
+def ingest_inputs(args: argparse.Namespace, beam_args: list[str], out: Path,
+                  plan: tuple[list[InputChunk], list[dict]], started: float) -> dict:
+    """The job on plan_inputs' `plan`, under run()'s lock on `out`."""
+    chunks, skipped = plan
     work = out / "_work" / work_key(chunks, args.rows_per_shard)
     work.mkdir(parents=True, exist_ok=True)
     clear_stale(out, work)
@@ -302,18 +385,25 @@ def ingest_inputs(args: argparse.Namespace, beam_args: list[str], out: Path) -> 
     if done:
         LOG.info("resuming: %d of %d chunks already parsed", len(done), len(chunks))
     todo = [(index, chunk) for index, chunk in enumerate(chunks) if index not in done]
+    shutil.rmtree(work / "failed", ignore_errors=True)  # a rerun tries the failed chunks again
     if todo:
         with beam.Pipeline(options=pipeline_options(args, beam_args)) as pipeline:
             build(pipeline, todo, work)
-    stats = [json.loads(marker_path(work, index).read_text()) for index in range(len(chunks))]
+    failures = {}  # file -> its first chunk's failure
+    for index in sorted(set(range(len(chunks))) - done_chunks(work)):
+        failures.setdefault(chunks[index].path, json.loads(failure_path(work, index).read_text()))
+    kept = [index for index, chunk in enumerate(chunks) if chunk.path not in failures]
+    stats = [json.loads(marker_path(work, index).read_text()) for index in kept]
     staging = out / f".staging-{os.getpid()}"
     for output, table_schema in OUTPUTS:
-        parts = [part_path(work, index, output) for index in range(len(chunks))]
+        parts = [part_path(work, index, output) for index in kept]
         compact(parts, staging / output, table_schema, args.rows_per_shard)
         number_shards(staging / output, table_schema)
         publish(staging / output, out / output)
     staging.rmdir()
-    manifest = manifest_from(stats, skipped, args.input, time.time() - started)
+    skipped = skipped + [{"file": entry["file"], "why": entry["why"]} for entry in failures.values() if entry["skipped"]]
+    failed = [{"file": entry["file"], "why": entry["why"]} for entry in failures.values() if not entry["skipped"]]
+    manifest = manifest_from(stats, skipped, failed, args.input, time.time() - started)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     summary = {key: manifest[key] for key in ("files", "read", "accepted", "quarantined", "quarantined_by_reason", "seconds")}
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")

@@ -12,6 +12,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import uuid
 from contextlib import contextmanager
@@ -24,6 +25,10 @@ from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
 
 from bridgeflow.dataset.schema import PARQUET_OPTIONS
+
+# Lone surrogates: text decoded with errors="surrogateescape" (U+DC80..U+DCFF stand for the bytes
+# 0x80..0xFF that did not decode), which UTF-8, and so Arrow, cannot hold.
+SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @contextmanager
@@ -84,21 +89,53 @@ class ParquetFileWriter:
             self._flush()
 
     def close(self) -> None:
-        self._flush()
+        self._flush(last=True)
         self.writer.close()
         os.replace(self.temporary, self.path)
 
+    def abort(self) -> None:
+        """Drop the file: nothing of it appears at `path`."""
+        self.writer.close()
+        self.temporary.unlink(missing_ok=True)
+
     def _batch_rows(self) -> None:
         if self.unbatched:
-            self.batches.append(pa.RecordBatch.from_pylist(self.unbatched, schema=self.schema))
+            try:
+                batch = pa.RecordBatch.from_pylist(self.unbatched, schema=self.schema)
+            except UnicodeEncodeError:  # a string with lone surrogates: write them escaped, never fail
+                batch = pa.RecordBatch.from_pylist([escape_surrogates(row) for row in self.unbatched], schema=self.schema)
+            self.batches.append(batch)
             self.unbatched = []
 
-    def _flush(self) -> None:
+    def _flush(self, last: bool = False) -> None:
+        """Write the pending rows as row groups of exactly `row_group_rows` (the last one fewer), so
+        the file's bytes depend on its rows alone, not on how they were handed in."""
         self._batch_rows()
-        if self.batches:
-            table = pa.Table.from_batches(self.batches, schema=self.schema)
-            self.writer.write_table(table, row_group_size=self.row_group_rows)
-        self.batches, self.pending = [], 0
+        if not self.batches:
+            return
+        table = pa.Table.from_batches(self.batches, schema=self.schema)
+        whole = table.num_rows if last else table.num_rows - table.num_rows % self.row_group_rows
+        if whole:
+            self.writer.write_table(table.slice(0, whole).combine_chunks(), row_group_size=self.row_group_rows)
+        rest = table.slice(whole)
+        self.batches, self.pending = rest.to_batches(), rest.num_rows
+
+
+def escape_surrogates(value):
+    """`value` (a row, or any str, list, tuple or dict inside one) with each lone surrogate written
+    as text: `\\xNN` for the byte it stands for (surrogateescape), `\\uNNNN` for any other."""
+    if isinstance(value, str):
+        return SURROGATE.sub(_escaped, value)
+    if isinstance(value, dict):
+        return {key: escape_surrogates(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(escape_surrogates(item) for item in value)
+    return value
+
+
+def _escaped(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
 
 
 def compact(parts: list[Path], directory: Path, schema: pa.Schema, rows_per_shard: int) -> None:
