@@ -5,10 +5,15 @@ A store folder holds `labels/`: `part-*.parquet` files committed batch by batch 
 compacted into few large `shard-*.parquet` (LabelStore). A crash can leave a committed deal in two
 files (never in none): `read_labels` keeps one row per deal_id, an exact ("dds") row over an
 estimate ("nn-dda"). Written by `pipelines.ddlabel`, read by the trainers, the evaluator and the
-catalog."""
+catalog.
+
+Frozen versions (`freeze`) are what the repository ships: the exact labels of deals we generated,
+one file per version named by its hash, with a `source` column, readable like any store folder."""
 
 from __future__ import annotations
 
+import argparse
+import hashlib
 import json
 import os
 import uuid
@@ -20,6 +25,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .dd import SOLVER_NAME
+from .errors import existing
 from .schema import DD_LABELS, PARQUET_OPTIONS
 from .scoring import par_all
 
@@ -154,3 +160,45 @@ def dd_store_table(ids: np.ndarray, owners: np.ndarray, tables: np.ndarray, solv
         "solver": pa.array([solver] * n),
         "solver_version": pa.array([solver_version] * n),
     }, schema=DD_LABELS)
+
+
+# ------------------------------------------------------------------ frozen versions (committed in git)
+
+FROZEN_SCHEMA = DD_LABELS.append(pa.field("source", pa.string(), nullable=False))  # where the deal came from
+FROZEN_NAME = "dd_labels-{}.parquet"  # {} = the first 12 hex digits of the file's sha256
+
+
+def freeze(stores: list[str | Path], source: str, out: Path) -> Path | None:
+    """The exact labels of `stores` not yet in `out`'s frozen files, as one new frozen file named
+    by its hash (so a version never changes under its name), rows sorted by deal_id, each saying
+    its `source`. Returns the file, or None when every deal is frozen already."""
+    frozen = read_labels(out).column("deal_id").to_pylist() if list(out.glob("*.parquet")) else []
+    table = exact_rows(read_labels(*stores))
+    table = table.filter(pc.invert(pc.is_in(table.column("deal_id"), pa.array(frozen, pa.uint64())))).sort_by("deal_id")
+    if not table.num_rows:
+        return None
+    table = table.append_column("source", pa.array([source] * table.num_rows, pa.string())).cast(FROZEN_SCHEMA)
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd", compression_level=19, row_group_size=PARQUET_OPTIONS["row_group_size"])
+    data = sink.getvalue().to_pybytes()
+    path = out / FROZEN_NAME.format(hashlib.sha256(data).hexdigest()[:12])
+    out.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_bytes(data)
+    os.replace(temporary, path)
+    return path
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bridgeflow.dataset.labels",
+                                     description="Freeze the exact labels of DD stores into a new committed version.")
+    parser.add_argument("--store", action="append", required=True, help="a DD store (ddlabel --out)")
+    parser.add_argument("--source", required=True, help="where the deals came from, e.g. the synth command")
+    parser.add_argument("--out", type=Path, default=Path("datasets/dd_labels"))
+    args = parser.parse_args(argv)
+    path = freeze([existing(store, "--store") for store in args.store], args.source, args.out)
+    print(f"wrote {path}" if path else f"nothing new: every exact label is frozen in {args.out} already")
+
+
+if __name__ == "__main__":
+    main()

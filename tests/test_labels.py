@@ -1,0 +1,54 @@
+"""The DD label store's frozen versions: named by their hash, exact rows only, each deal once
+across versions, readable as a store and by DuckDB."""
+
+from __future__ import annotations
+
+import hashlib
+
+import duckdb
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from bridgeflow.dataset.encodings import deal_id, random_owner
+from bridgeflow.dataset.errors import InputError
+from bridgeflow.dataset.labels import FROZEN_SCHEMA, dd_store_table, freeze, main, read_labels
+
+
+def store(folder, owners, solver="dds"):
+    folder.mkdir(parents=True)
+    ids = np.array([deal_id(owner) for owner in owners], np.uint64)
+    tables = np.arange(len(owners) * 20).reshape(-1, 4, 5) % 14
+    pq.write_table(dd_store_table(ids, np.stack(owners), tables, solver=solver), folder / "labels.parquet")
+    return folder
+
+
+def test_a_frozen_version_is_named_by_its_hash_and_never_repeats_a_deal(tmp_path):
+    owners = [random_owner(5, index) for index in range(6)]
+    exact = store(tmp_path / "exact", owners[:4])
+    estimated = store(tmp_path / "estimated", owners[4:], solver="nn-dda")
+    out = tmp_path / "frozen"
+
+    first = freeze([exact, estimated], "synth --seed 5", out)
+    data = first.read_bytes()
+    assert first.name == f"dd_labels-{hashlib.sha256(data).hexdigest()[:12]}.parquet"
+    table = pq.read_table(first)
+    assert table.schema.equals(FROZEN_SCHEMA)
+    ids = table.column("deal_id").to_pylist()
+    assert ids == sorted(deal_id(owner) for owner in owners[:4])  # estimates are never frozen
+    assert set(table.column("source").to_pylist()) == {"synth --seed 5"}
+
+    assert freeze([exact], "synth --seed 5", out) is None  # nothing new
+    more = store(tmp_path / "more", owners[2:5])  # two deals frozen already, one new
+    second = freeze([more], "synth --seed 5, more", out)
+    assert pq.read_table(second).column("deal_id").to_pylist() == [deal_id(owners[4])]
+
+    assert len(read_labels(out)) == 5  # the versions read together as one store
+    with duckdb.connect() as db:
+        assert db.execute(f"SELECT count(DISTINCT deal_id) FROM '{out}/*.parquet'").fetchone()[0] == 5
+
+
+def test_freezing_a_missing_store_is_an_input_error(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        main(["--store", str(tmp_path / "missing"), "--source", "x", "--out", str(tmp_path / "out")])
+    assert not (tmp_path / "out").exists()
