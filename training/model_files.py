@@ -5,14 +5,17 @@ load says which file it read."""
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import io
+import json
 import logging
 from pathlib import Path
 
 import torch
 
 from bridgeflow.dataset.errors import InputError
+from bridgeflow.dataset.schema import SCHEMA_VERSION
 
 LOG = logging.getLogger("bridgeflow.models")
 MODELS = Path(__file__).resolve().parents[1] / "models"  # the git checkout's shipped models (not in the wheel)
@@ -51,3 +54,45 @@ def load_model_state(path: Path, what: str) -> tuple[dict, bytes]:
         raise InputError(f"{what} {path}: not a {what} file (no model weights and config in it)")
     LOG.info("%s: %s (sha256 %s)", what, path, hashlib.sha256(data).hexdigest()[:16])
     return state, data
+
+
+def ship(trained: Path, what: str, out: Path, command: str) -> Path:
+    """A trainer's out folder -> `out`: the model file with weights and config only (loadable with
+    weights_only=True), config.json, metrics.json and MODEL_CARD.md with the file's sha256 and the
+    command that trained it. Returns the model file."""
+    _, file_name = SHIPPED[what]
+    source = model_file(trained, file_name, what)
+    state, _ = load_model_state(source, what)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / file_name
+    torch.save({"model_config": state["model_config"], "model": state["model"]}, path)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    (out / "config.json").write_text(json.dumps(state["model_config"], indent=1, sort_keys=True) + "\n")
+    metrics = json.loads((source.parent / "metrics.json").read_text())
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")
+    card = (source.parent / "MODEL_CARD.md").read_text().rstrip()
+    (out / "MODEL_CARD.md").write_text(card + "\n\n## Shipped\n\n" + "\n".join([
+        f"- file: `{file_name}` (weights and `model_config` only; `torch.load(..., weights_only=True)`)",
+        f"- sha256: `{digest}`",
+        f"- schema_version: {SCHEMA_VERSION}",
+        f"- trained by: `{command}`",
+        f"- copied from `{source}` by `python -m bridgeflow.training.model_files --what {what} --trained {trained} "
+        f"--out {out}`",
+    ]) + "\n")
+    return path
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bridgeflow.training.model_files",
+                                     description="Copy a trained model into models/ (what the repository ships).")
+    parser.add_argument("--what", choices=sorted(SHIPPED), required=True)
+    parser.add_argument("--trained", type=Path, required=True, help="the trainer's out folder")
+    parser.add_argument("--out", type=Path, help="default: models/bsm or models/nndda")
+    parser.add_argument("--command", required=True, help="the command that trained it (for the model card)")
+    args = parser.parse_args(argv)
+    path = ship(args.trained, args.what, args.out or MODELS / SHIPPED[args.what][0], args.command)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
