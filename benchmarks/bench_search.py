@@ -1,10 +1,12 @@
 """Gain of the Monte Carlo search against its cost: one curve over the number of sampled deals K.
 
-    python benchmarks/bench_search.py --dd data/dd --bsm data/bsm --nndda data/nndda \
+    python benchmarks/bench_search.py --bsm data/bsm --nndda data/nndda \
         [--boards 20] [--samples 2,4,8,16] [--set search.KEY=VALUE ...] [--csv out.csv]
     python benchmarks/bench_search.py --tiny      # untrained models, 4 DDS-solved boards: a smoke run
 
-For each K, the duplicate match search:rule is played on the same test boards as bsm:rule; the
+It tunes, so it plays the first --boards deals of the committed validation list (valid split,
+exact labels shipped in datasets/dd_labels); the test list is for claims, not for tuning.
+For each K, the duplicate match search:rule is played on the same boards as bsm:rule; the
 gain is the paired per-board difference (search vs rule) - (BSM vs rule) in IMPs with its standard
 error, next to the search's time per decision (mean and p95, wall clock: on a shared machine run
 it alone). Plot gain against K or against ms/decision from the CSV."""
@@ -29,6 +31,9 @@ from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
 from bridgeflow.training.evaluation import evaluate as ev
 from bridgeflow.training.search.monte_carlo import SearchConfig, load_section
 
+REPO = Path(__file__).resolve().parents[1]
+VALID_LIST = next((REPO / "benchmarks" / "boards").glob("valid1000-*.json"), None)  # the tuning boards
+
 
 def tiny_setup(folder: Path, boards: int) -> tuple[Path, Path, Path]:
     """Untrained BSM and NN-DDA checkpoints and a DD store of `boards` random test-split deals."""
@@ -47,8 +52,9 @@ def tiny_setup(folder: Path, boards: int) -> tuple[Path, Path, Path]:
 
 
 def curve(dd: Path, bsm: Path, nndda: Path, boards: int, samples: list[int], overrides: list[str],
-          seed: int) -> list[dict]:
-    board_set = ev.load_boards(dd, boards)
+          seed: int, board_list: Path | None = None) -> list[dict]:
+    board_set = ev.load_boards(dd, boards, board_list)
+    board_set = ev.Boards(board_set.deal_ids[:boards], board_set.owners[:boards], board_set.tables[:boards])
     base = load_section(SearchConfig, None, "search", overrides)
     factory = ev.AgentFactory(bsm, nndda, base)
     _, baseline = ev.evaluate(ev.EvalConfig(seed=seed, matches=["bsm:rule"]), board_set, factory)
@@ -71,7 +77,8 @@ def curve(dd: Path, bsm: Path, nndda: Path, boards: int, samples: list[int], ove
 
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dd", type=Path, default=Path("data/dd"))
+    parser.add_argument("--dd", type=Path, default=REPO / "datasets" / "dd_labels")
+    parser.add_argument("--board-list", type=Path, default=VALID_LIST, help="default: the validation list")
     parser.add_argument("--bsm", type=Path, default=Path("data/bsm"))
     parser.add_argument("--nndda", type=Path, default=Path("data/nndda"))
     parser.add_argument("--boards", type=int, default=20)
@@ -89,7 +96,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
         if args.tiny:
             args.boards, samples = 4, [1, 2]
             args.dd, args.bsm, args.nndda = tiny_setup(Path(tmp), args.boards)
-        points = curve(args.dd, args.bsm, args.nndda, args.boards, samples, overrides, args.seed)
+            args.board_list = None  # its own 4 test-split boards
+        points = curve(args.dd, args.bsm, args.nndda, args.boards, samples, overrides, args.seed, args.board_list)
     if args.csv:
         args.csv.parent.mkdir(parents=True, exist_ok=True)
         with args.csv.open("w", newline="") as handle:

@@ -117,7 +117,7 @@ def test_the_wheel_carries_every_module(tmp_path):
 
 
 def test_readme_architecture_lists_every_package():
-    block = (REPO / "README.md").read_text().split("### Architecture", 1)[1].split("```", 2)[1]
+    block = (REPO / "README.md").read_text().split("## Architecture", 1)[1].split("```", 2)[1]
     first_words = [line.split()[0] for line in block.splitlines() if line.strip()]
     listed = {word.rstrip("/") for word in first_words if word.endswith("/")}
     packages = {path.parent.name for folder in ("dataset", "pipelines", "training")
