@@ -320,6 +320,19 @@ def test_each_game_is_decoded_on_its_own():
     assert (items[3].reason, items[3].source_line, items[3].source_position) == (Reason.UNDECODABLE_BYTES, 7, 3)
 
 
+def test_a_control_character_where_the_empty_line_was_costs_one_game():
+    first, second = '[Board "1"]\n[Deal "{}"]'.format(BASIC_DEAL), '[Board "2"]\n[Deal "{}"]\n'.format(BASIC_DEAL)
+    for junk in ("\x00", "\x14"):
+        items = list(parse_pbn(f"{first}{junk}\n{second}".encode(), "x"))
+        assert [(item.source_position, item.source_line) for item in items] == [(0, 1), (1, 3)]
+        assert items[0].reason is Reason.UNDECODABLE_BYTES and items[0].raw_text == first + junk
+        assert isinstance(items[1], BoardRecord) and items[1].board == 2
+    # before the first game, and in a chunk of comments only: still quarantined, never dropped
+    before, alone = parse_pbn(f"% x\x01\n{first}\n\n% only\x02 comments\n".encode(), "x")
+    assert (before.reason, before.source_line, before.raw_text) == (Reason.UNDECODABLE_BYTES, 1, f"% x\x01\n{first}")
+    assert (alone.reason, alone.source_line, alone.source_position) == (Reason.UNDECODABLE_BYTES, 5, 1)
+
+
 def test_note_references_glued_to_calls():
     game = '[Dealer "N"]\n[Auction "N"]\n1H Pass 4NT Pass\n5C=1 Pass 6H=2= Pass\nPass Pass\n[Note "1:one ace"]\n'
     [record] = parse_pbn(game.encode(), "x")
