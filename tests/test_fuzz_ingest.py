@@ -93,13 +93,15 @@ def mutations(name: str, data: bytes, starts: list[int], rng: random.Random) -> 
         for _ in range(3):
             flip(f"flip_{byte:02x}", rng.randrange(len(data)), byte)
     # next to what starts a board or a tag: the byte before a LIN qx (the board before's) and the
-    # first byte of its value; a PBN tag line's '[' and the line break before it
+    # first byte of its value; a PBN tag line's '[' and the line break that ends the line before
+    # the one before it (where a game follows an empty line: the empty line's first half)
     keys = [m.start() for m in re.finditer(rb"qx\|", data)] if ext == "lin" else \
            [m.start() + 1 for m in re.finditer(rb"\n\[", data)]
     for at in rng.sample(keys, min(3, len(keys))):
-        for offset in ((at - 1, at + 3) if ext == "lin" else (at - 1, at)):
+        for offset in ((at - 1, at + 3) if ext == "lin" else (at - 2, at)):
             if 0 <= offset < len(data):
-                flip("flip_key", offset, rng.choice(HIGH_BYTES + (0x00, 0xFF, ord("|"), ord("]"))))
+                separator = ext == "pbn" and offset == at - 2  # a NUL there once cost both games
+                flip("flip_key", offset, 0x00 if separator else rng.choice(HIGH_BYTES + (0xFF, ord("|"), ord("]"))))
     for _ in range(2):
         offset = rng.randrange(len(data))
         add("nul_insert", data[:offset] + b"\x00" + data[offset:], offset)
