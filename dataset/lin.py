@@ -12,6 +12,8 @@ Decisions (see the module tests for the real files behind each):
   Such a key also counts where garbage or a lost '|' next to it broke the pairs (see
   `_board_keys`): a garbage byte costs the board that holds it, never its neighbour too.
 * `vg`, `rs` and `pn` are file-level: they apply to the board they appear in and to later ones.
+  An empty `vg`, or a `pn` without 4 or 8 names, rejects the board (or header) holding it and
+  changes nothing for later boards (damage to a `pg||` or a `pc` makes them).
 * `rs` (the scoreboard's "4SWx-2" per board and room) is kept verbatim in `tags["rs"]` and used
   for nothing else: it is a summary typed by the vugraph operator, while the auction, the play
   and `mc` are the record itself (`validate.check` derives contract and tricks from those).
@@ -312,8 +314,12 @@ class _FileState:
         self.tags: dict[str, str] = {}
 
     def apply(self, key: str, value: str) -> bool:
-        """Take a file-level pair; False when the key is not file-level."""
+        """Take a file-level pair; False when the key is not file-level. Raises RecordError, and
+        changes nothing, for an empty vg or a pn without 4 or 8 names: what one damaged byte makes
+        of a board's pg|| or pc|c6| must not change the boards after it."""
         if key == "vg":
+            if not value.strip():
+                raise RecordError(Reason.UNKNOWN_VALUE, "vg is empty (no event, scoring or board numbers)", "vg")
             fields = value.split(",")
             self.vg = value
             self.event = fields[0].strip() or None
@@ -324,7 +330,10 @@ class _FileState:
         elif key == "rs":
             self.results = value.split(",")
         elif key == "pn":
-            self.names = _split_names(value)
+            names = _split_names(value)
+            if len(names) not in (4, 8):
+                raise RecordError(Reason.UNKNOWN_VALUE, f"{value[:40]!r} is not 4 or 8 names (S, W, N, E, per room)", "pn")
+            self.names = names
         else:
             return False
         return True
@@ -367,8 +376,11 @@ def _read_header(keys, values, state: _FileState) -> RecordError | None:
             return _stray_token(keys, values, index)
         if key in _BOARD_DATA:
             return RecordError(Reason.SYNTAX, f"{key}|{value[:40]}| before the first board (qx)", key)
-        if state.apply(key, value) or key == "nt" or (key in _LAYOUT and not value.strip()):
-            continue
+        try:
+            if state.apply(key, value) or key == "nt" or (key in _LAYOUT and not value.strip()):
+                continue
+        except RecordError as error:
+            return error
         _add_tag(state.tags, key, value)
     return None
 

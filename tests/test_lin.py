@@ -567,6 +567,19 @@ def test_a_stray_character_before_qx_costs_the_board_before_only(vugraph_sample,
     assert f"stray token {char!r} after pg||" in bad.message
 
 
+@pytest.mark.parametrize("original, damaged", [(b"pg||", b"pn||"), (b"pg||", b"vg||"), (b"pc|c6|", b"pn|c6|")])
+def test_a_pair_damaged_into_pn_or_vg_costs_its_board_only(vugraph_sample, original, damaged):
+    """One byte makes a board's pg|| or pc|c6| a file-level key, which would otherwise give every
+    later board other names (or no event)."""
+    data, clean = vugraph_sample
+    at = data.index(original, data.index(b"qx|o17|"))
+    items = list(parse_lin(data[:at] + damaged + data[at + len(original):], "f.lin"))
+    bad = assert_only_board_lost(items, clean, 2)
+    assert (bad.reason, bad.field) == (Reason.UNKNOWN_VALUE, damaged[:2].decode())
+    assert bad.message in ("'' is not 4 or 8 names (S, W, N, E, per room)", "'c6' is not 4 or 8 names (S, W, N, E, "
+                           "per room)", "vg is empty (no event, scoring or board numbers)")
+
+
 def test_garbage_between_hand_records_never_merges_them():
     data = (FIXTURES / "hand_records.lin").read_bytes()
     clean = list(parse_lin(data, "f.lin"))
