@@ -28,8 +28,9 @@ Decisions (see the module tests for the real files behind each):
   rejects its board as SYNTAX and parsing re-aligns on the next token.
 * An auction needs a dealer, which only `md` gives: a board with calls and an empty `md`, none,
   or dealer digit 0 is rejected naming `md`.
-* Bytes: UTF-8, or UTF-16/UTF-32 when a byte order mark says so; in a UTF-8 file a board (or
-  the header) that is not UTF-8 is read as cp1252. A board with a byte readable in neither, or
+* Bytes: UTF-8, or UTF-16/UTF-32 when a byte order mark says so; in a UTF-8 file the bytes of a
+  board (or the header) that are not UTF-8 are read as cp1252, its UTF-8 text as UTF-8. A board
+  with a byte readable in neither, or
   holding a NUL byte (binary data), is UNDECODABLE_BYTES, naming the pair that holds it, with
   such bytes written `\x81` in its raw text (such a header gets U+FFFD for the bad bytes: its
   names and event are not worth losing the boards for; a header holding a NUL is rejected, so a
@@ -103,6 +104,7 @@ _HAND_MARK = re.compile(r"(pn|md)[^\w|]*\|")
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"), (codecs.BOM_UTF8, "utf-8"),
          (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 _UNREAD = re.compile("[\udc00-\udcff]")  # a byte the file's encoding could not read (see _keep_bytes)
+_UNREAD_RUN = re.compile("[\udc00-\udcff]+")
 _NOT_CP1252 = frozenset((0x81, 0x8D, 0x8F, 0x90, 0x9D))  # the bytes cp1252 leaves undefined
 
 
@@ -236,12 +238,15 @@ def _undecodable(part: str, encoding: str) -> RecordError | None:
 
 
 def _plain(part: str, encoding: str) -> str:
-    """A part of the file as text: in a UTF-8 file, bytes that are not UTF-8 read as cp1252;
-    what is still unreadable (checked by `_undecodable` where it matters) becomes U+FFFD."""
+    """A part of the file as text: in a UTF-8 file, each run of bytes that are not UTF-8 reads as
+    cp1252 and the UTF-8 around it stays as it is (one stray byte in a header must not garble the
+    names and event of every board); what is still unreadable (checked by `_undecodable` where it
+    matters) becomes U+FFFD."""
     if _UNREAD.search(part) is None:
         return part
     if encoding == "utf-8":
-        return part.encode("utf-8", "surrogateescape").decode("cp1252", "replace")
+        return _UNREAD_RUN.sub(lambda run: run.group().encode("utf-8", "surrogateescape").decode("cp1252", "replace"),
+                               part)
     return _UNREAD.sub("\ufffd", part)
 
 
