@@ -36,6 +36,7 @@ SOURCES = [  # small real files of every kind: (path below real/, boards kept)
     "lorserker_ben_pbn/Boards/BBO/Ben & Friends Daily - 2024-08-05 Daylong.pbn",  # BBO results, full play
     "valet_wbf_ebl_handrecords/data/2023-Training/handrecords/set1.pbn",  # hand records, non-ASCII
     "timheilman_pbn_conformance/three_test_records_crlf.pbn",  # CRLF, comments
+    "zdenecek_pbn_samples/bridgecomposer.pbn",  # cp1250 (Czech), hand records with DD tables
     "bbo_vugraph_alphabridge/raw_lin_data/423/42300.lin",  # vugraph, CRLF, boards over several lines
     "bbo_vugraph_alphabridge/raw_lin_data/443/44383.lin",  # vugraph, non-ASCII header
     "bbo_vugraph_alphabridge/raw_lin_data/430/43041.lin",  # vugraph, LF, a board per line (two on one)
@@ -93,15 +94,15 @@ def mutations(name: str, data: bytes, starts: list[int], rng: random.Random) -> 
         for _ in range(3):
             flip(f"flip_{byte:02x}", rng.randrange(len(data)), byte)
     # next to what starts a board or a tag: the byte before a LIN qx (the board before's) and the
-    # first byte of its value; a PBN tag line's '[' and the line break that ends the line before
-    # the one before it (where a game follows an empty line: the empty line's first half)
+    # first byte of its value; a PBN tag line's '[' and the byte two before it, the line break that
+    # ends the game before where an empty line precedes the tag (a NUL there once cost both games)
     keys = [m.start() for m in re.finditer(rb"qx\|", data)] if ext == "lin" else \
            [m.start() + 1 for m in re.finditer(rb"\n\[", data)]
     for at in rng.sample(keys, min(3, len(keys))):
         for offset in ((at - 1, at + 3) if ext == "lin" else (at - 2, at)):
             if 0 <= offset < len(data):
-                separator = ext == "pbn" and offset == at - 2  # a NUL there once cost both games
-                flip("flip_key", offset, 0x00 if separator else rng.choice(HIGH_BYTES + (0xFF, ord("|"), ord("]"))))
+                game_end = ext == "pbn" and offset == at - 2
+                flip("flip_key", offset, 0x00 if game_end else rng.choice(HIGH_BYTES + (0xFF, ord("|"), ord("]"))))
     for _ in range(2):
         offset = rng.randrange(len(data))
         add("nul_insert", data[:offset] + b"\x00" + data[offset:], offset)
@@ -112,7 +113,7 @@ def mutations(name: str, data: bytes, starts: list[int], rng: random.Random) -> 
     middle = len(starts) // 2
     if starts:
         first = starts[middle] - 1
-        last = (starts[middle + 1] - 1 if middle + 1 < len(starts) else len(lines))
+        last = starts[middle + 1] - 1 if middle + 1 < len(starts) else len(lines)
         board = b"".join(lines[first:max(last, first + 1)])
         at = len(b"".join(lines[:first]))
         deal = re.search(rb'\[Deal "[NESW]:|md\|\d', board)
@@ -121,18 +122,27 @@ def mutations(name: str, data: bytes, starts: list[int], rng: random.Random) -> 
             add("broken_board", data[:at] + broken + data[at + len(board):], at + deal.end())
         add("duplicate_board", data[:at + len(board)] + board + data[at + len(board):])
 
-    text = data.decode("utf-8")
+    encoding = "utf-8" if data.isascii() or is_utf8(data) else "cp1250"  # the Czech BridgeComposer file
+    text = data.decode(encoding)
     plain = text.replace("\r\n", "\n")
     for kind, ending in (("crlf", "\r\n"), ("cr", "\r"), ("lf", "\n")):
         if plain.replace("\n", ending) != text:
-            add(kind, plain.replace("\n", ending).encode())
+            add(kind, plain.replace("\n", ending).encode(encoding))
     add("utf16_le_bom", codecs.BOM_UTF16_LE + text.encode("utf-16-le"))
     add("utf16_be_bom", codecs.BOM_UTF16_BE + text.encode("utf-16-be"))
-    add("utf8_bom", codecs.BOM_UTF8 + data)
-    if not text.isascii():
-        for encoding in ("cp1252", "latin-1"):
-            add(encoding, text.encode(encoding))
+    add("utf8_bom", codecs.BOM_UTF8 + text.encode("utf-8"))
+    for other in ("utf-8", "cp1252", "latin-1"):
+        if other != encoding and not text.isascii():
+            add(other, text.encode(other))
     return cases
+
+
+def is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def rows_by_file(folder: Path) -> dict[str, list[dict]]:
