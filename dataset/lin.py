@@ -34,8 +34,8 @@ Decisions (see the module tests for the real files behind each):
   holding a NUL byte (binary data), is UNDECODABLE_BYTES, naming the pair that holds it, with
   such bytes written `\x81` in its raw text (such a header gets U+FFFD for the bad bytes: its
   names and event are not worth losing the boards for; a header holding a NUL is rejected, so a
-  binary file is one UNDECODABLE_BYTES record). Other control characters are kept: the real
-  archives have stray ^H/^P/^V typed into commentary.
+  binary file is one UNDECODABLE_BYTES record, yet its pairs before the NUL are read). Other
+  control characters are kept: the real archives have stray ^H/^P/^V typed into commentary.
 """
 
 from __future__ import annotations
@@ -131,9 +131,12 @@ def parse_lin(data: bytes, source_file: str) -> Iterator[BoardRecord | Rejected]
 
     header_text = text[:starts[0]] if starts else text
     header_error = _binary(header_text)
-    if header_error is None:
-        header_keys, header_values, _ = _split_pairs(_plain(header_text, encoding))
-        header_error = _read_header(header_keys, header_values, state)
+    readable = header_text  # a header holding a NUL is rejected, but the pairs before it count
+    if header_error is not None:
+        readable = header_text[:header_text.rfind("|", 0, header_text.index("\x00")) + 1]
+    header_keys, header_values, _ = _split_pairs(_plain(readable, encoding))
+    pairs_error = _read_header(header_keys, header_values, state)
+    header_error = header_error or pairs_error
     if header_error is not None:
         yield Rejected(source_file, "lin", position, 1, _escaped(header_text), header_error.reason,
                        header_error.message, header_error.field)

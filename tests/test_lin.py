@@ -580,16 +580,18 @@ def test_a_pair_damaged_into_pn_or_vg_costs_its_board_only(vugraph_sample, origi
                            "per room)", "vg is empty (no event, scoring or board numbers)")
 
 
-def test_a_stray_byte_in_the_header_leaves_its_utf8_text_alone(real_data):
-    """The lost '|' of the first qx merges that board into the header; the header's one byte that
-    is not UTF-8 is read as cp1252, its UTF-8 'FAM²' stays, so later boards keep their vg."""
+@pytest.mark.parametrize("byte", [b"\xf5", b"\x00"])
+def test_a_first_board_merged_into_the_header_costs_that_board_only(real_data, byte):
+    """A byte in place of the first qx's '|' merges that board into the header. Its byte that is
+    not UTF-8 is read as cp1252 and its UTF-8 'FAM²' stays; with a NUL the header is rejected, yet
+    its pairs before the NUL still count: later boards keep their event, names and vg."""
     data = (real_data / "bbo_vugraph_alphabridge/raw_lin_data/443/44383.lin").read_bytes()
     clean = list(parse_lin(data, "f.lin"))
     at = data.index(b"qx|o17|") + 2
-    items = list(parse_lin(data[:at] + b"\xf5" + data[at + 1:], "f.lin"))
+    items = list(parse_lin(data[:at] + byte + data[at + 1:], "f.lin"))
     assert len(items) == len(clean) == 16 and isinstance(items[0], Rejected)
     assert all(same_content(item, before) and item.tags == before.tags for item, before in zip(items[1:], clean[1:]))
-    assert items[1].tags["vg"].endswith(",FAM²,0")
+    assert items[1].tags["vg"].endswith(",FAM²,0") and items[1].players is not None
 
 
 def test_garbage_between_hand_records_never_merges_them():
