@@ -30,8 +30,8 @@ Decisions (see the module tests for the real files behind each):
   or dealer digit 0 is rejected naming `md`.
 * Bytes: UTF-8, or UTF-16/UTF-32 when a byte order mark says so; in a UTF-8 file the bytes of a
   board (or the header) that are not UTF-8 are read as cp1252, its UTF-8 text as UTF-8. A board
-  with a byte readable in neither, or
-  holding a NUL byte (binary data), is UNDECODABLE_BYTES, naming the pair that holds it, with
+  with a byte readable in neither, or holding a NUL byte (binary data), is UNDECODABLE_BYTES,
+  naming the pair that holds it, with
   such bytes written `\x81` in its raw text (such a header gets U+FFFD for the bad bytes: its
   names and event are not worth losing the boards for; a header holding a NUL is rejected, so a
   binary file is one UNDECODABLE_BYTES record, yet its pairs before the NUL are read). Other
