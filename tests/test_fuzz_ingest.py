@@ -2,7 +2,8 @@
 ingested by ONE ingest job next to their clean originals. Per file (`mutations`): truncations, byte
 flips (random values, 0x81 and 0x9D, and next to a LIN `qx|` or a PBN tag line), inserted and
 replacing NUL bytes, one broken board in the middle, a duplicated board, other line endings (CRLF,
-CR, LF), UTF-16 LE/BE and UTF-8 with a BOM, cp1252 and latin-1 for files with non-ASCII text.
+CR, LF), UTF-16 LE/BE and UTF-8 with a BOM, and UTF-8, cp1252 and latin-1 for files with non-ASCII
+text (262 files from 8 sources; the whole test takes about 5 s alone, 17 s on two busy cores).
 
 Per mutated file: the run completes; the manifest says read = accepted + quarantined; the shards
 (records/, quarantine/) hold exactly the manifest's counts per file, by reason; and every board of
@@ -14,9 +15,11 @@ Which boards a mutation touches is decided from the clean run: board i spans the
 source_line to the line before board i+1's (the first board from line 1, the last to the end of the
 file); a mutation at line L touches every board whose span meets lines L-1..L+1. A LIN file's header
 (the lines before its first board: vg, rs, pn) holds values of every board, so a mutation there
-touches them all. A truncation also drops the boards after its line. A duplicated board touches
-none (the copy is one more board); whole-file mutations (encodings, line endings) touch none, and
-there the accepted boards and the quarantine reasons must equal the clean file's exactly."""
+touches them all; no board depends on another otherwise (no PBN source copies tags from game to
+game with '#' or inherits board tags as rpbridge.net's tables do). A truncation also drops the
+boards after its line. A duplicated board touches none (the copy is one more board); whole-file
+mutations (encodings, line endings) touch none, and there the accepted boards and the quarantine
+reasons must equal the clean file's exactly."""
 
 from __future__ import annotations
 
@@ -32,7 +35,7 @@ import pyarrow.parquet as pq
 from bridgeflow.pipelines import ingest
 
 SEED = 15
-SOURCES = [  # small real files of every kind: (path below real/, boards kept)
+SOURCES = [  # small real files of every kind, below real/
     "lorserker_ben_pbn/Boards/BBO/Ben & Friends Daily - 2024-08-05 Daylong.pbn",  # BBO results, full play
     "valet_wbf_ebl_handrecords/data/2023-Training/handrecords/set1.pbn",  # hand records, non-ASCII
     "timheilman_pbn_conformance/three_test_records_crlf.pbn",  # CRLF, comments
