@@ -3,7 +3,7 @@ ingested by ONE ingest job next to their clean originals. Per file (`mutations`)
 flips (random values, 0x81 and 0x9D, and next to a LIN `qx|` or a PBN tag line), inserted and
 replacing NUL bytes, one broken board in the middle, a duplicated board, other line endings (CRLF,
 CR, LF), UTF-16 LE/BE and UTF-8 with a BOM, and UTF-8, cp1252 and latin-1 for files with non-ASCII
-text (262 files from 8 sources; the whole test takes about 5 s alone, 17 s on two busy cores).
+text (303 files from 8 sources; the whole test takes about 5 s alone, 17 s on two busy cores).
 
 Per mutated file: the run completes; the manifest says read = accepted + quarantined; the shards
 (records/, quarantine/) hold exactly the manifest's counts per file, by reason; and every board of
