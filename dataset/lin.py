@@ -12,6 +12,8 @@ Decisions (see the module tests for the real files behind each):
   Such a key also counts where garbage or a lost '|' next to it broke the pairs (see
   `_board_keys`): a garbage byte costs the board that holds it, never its neighbour too.
 * `vg`, `rs` and `pn` are file-level: they apply to the board they appear in and to later ones.
+  An empty `vg`, or a `pn` without 4 or 8 names, rejects the board (or header) holding it and
+  changes nothing for later boards (damage to a `pg||` or a `pc` makes them).
 * `rs` (the scoreboard's "4SWx-2" per board and room) is kept verbatim in `tags["rs"]` and used
   for nothing else: it is a summary typed by the vugraph operator, while the auction, the play
   and `mc` are the record itself (`validate.check` derives contract and tricks from those).
@@ -26,13 +28,14 @@ Decisions (see the module tests for the real files behind each):
   rejects its board as SYNTAX and parsing re-aligns on the next token.
 * An auction needs a dealer, which only `md` gives: a board with calls and an empty `md`, none,
   or dealer digit 0 is rejected naming `md`.
-* Bytes: UTF-8, or UTF-16/UTF-32 when a byte order mark says so; in a UTF-8 file a board (or
-  the header) that is not UTF-8 is read as cp1252. A board with a byte readable in neither, or
-  holding a NUL byte (binary data), is UNDECODABLE_BYTES, naming the pair that holds it, with
+* Bytes: UTF-8, or UTF-16/UTF-32 when a byte order mark says so; in a UTF-8 file the bytes of a
+  board (or the header) that are not UTF-8 are read as cp1252, its UTF-8 text as UTF-8. A board
+  with a byte readable in neither, or holding a NUL byte (binary data), is UNDECODABLE_BYTES,
+  naming the pair that holds it, with
   such bytes written `\x81` in its raw text (such a header gets U+FFFD for the bad bytes: its
   names and event are not worth losing the boards for; a header holding a NUL is rejected, so a
-  binary file is one UNDECODABLE_BYTES record). Other control characters are kept: the real
-  archives have stray ^H/^P/^V typed into commentary.
+  binary file is one UNDECODABLE_BYTES record, yet its pairs before the NUL are read). Other
+  control characters are kept: the real archives have stray ^H/^P/^V typed into commentary.
 """
 
 from __future__ import annotations
@@ -101,6 +104,7 @@ _HAND_MARK = re.compile(r"(pn|md)[^\w|]*\|")
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"), (codecs.BOM_UTF8, "utf-8"),
          (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 _UNREAD = re.compile("[\udc00-\udcff]")  # a byte the file's encoding could not read (see _keep_bytes)
+_UNREAD_RUN = re.compile("[\udc00-\udcff]+")
 _NOT_CP1252 = frozenset((0x81, 0x8D, 0x8F, 0x90, 0x9D))  # the bytes cp1252 leaves undefined
 
 
@@ -127,9 +131,12 @@ def parse_lin(data: bytes, source_file: str) -> Iterator[BoardRecord | Rejected]
 
     header_text = text[:starts[0]] if starts else text
     header_error = _binary(header_text)
-    if header_error is None:
-        header_keys, header_values, _ = _split_pairs(_plain(header_text, encoding))
-        header_error = _read_header(header_keys, header_values, state)
+    readable = header_text  # a header holding a NUL is rejected, but the pairs before it count
+    if header_error is not None:
+        readable = header_text[:header_text.rfind("|", 0, header_text.index("\x00")) + 1]
+    header_keys, header_values, _ = _split_pairs(_plain(readable, encoding))
+    pairs_error = _read_header(header_keys, header_values, state)
+    header_error = header_error or pairs_error
     if header_error is not None:
         yield Rejected(source_file, "lin", position, 1, _escaped(header_text), header_error.reason,
                        header_error.message, header_error.field)
@@ -234,12 +241,15 @@ def _undecodable(part: str, encoding: str) -> RecordError | None:
 
 
 def _plain(part: str, encoding: str) -> str:
-    """A part of the file as text: in a UTF-8 file, bytes that are not UTF-8 read as cp1252;
-    what is still unreadable (checked by `_undecodable` where it matters) becomes U+FFFD."""
+    """A part of the file as text: in a UTF-8 file, each run of bytes that are not UTF-8 reads as
+    cp1252 and the UTF-8 around it stays as it is (one stray byte in a header must not garble the
+    names and event of every board); what is still unreadable (checked by `_undecodable` where it
+    matters) becomes U+FFFD."""
     if _UNREAD.search(part) is None:
         return part
     if encoding == "utf-8":
-        return part.encode("utf-8", "surrogateescape").decode("cp1252", "replace")
+        return _UNREAD_RUN.sub(lambda run: run.group().encode("utf-8", "surrogateescape").decode("cp1252", "replace"),
+                               part)
     return _UNREAD.sub("\ufffd", part)
 
 
@@ -312,8 +322,12 @@ class _FileState:
         self.tags: dict[str, str] = {}
 
     def apply(self, key: str, value: str) -> bool:
-        """Take a file-level pair; False when the key is not file-level."""
+        """Take a file-level pair; False when the key is not file-level. Raises RecordError, and
+        changes nothing, for an empty vg or a pn without 4 or 8 names: what one damaged byte makes
+        of a board's pg|| or pc|c6| must not change the boards after it."""
         if key == "vg":
+            if not value.strip():
+                raise RecordError(Reason.UNKNOWN_VALUE, "vg is empty (no event, scoring or board numbers)", "vg")
             fields = value.split(",")
             self.vg = value
             self.event = fields[0].strip() or None
@@ -324,7 +338,10 @@ class _FileState:
         elif key == "rs":
             self.results = value.split(",")
         elif key == "pn":
-            self.names = _split_names(value)
+            names = _split_names(value)
+            if len(names) not in (4, 8):
+                raise RecordError(Reason.UNKNOWN_VALUE, f"{value[:40]!r} is not 4 or 8 names (S, W, N, E, per room)", "pn")
+            self.names = names
         else:
             return False
         return True
@@ -367,8 +384,11 @@ def _read_header(keys, values, state: _FileState) -> RecordError | None:
             return _stray_token(keys, values, index)
         if key in _BOARD_DATA:
             return RecordError(Reason.SYNTAX, f"{key}|{value[:40]}| before the first board (qx)", key)
-        if state.apply(key, value) or key == "nt" or (key in _LAYOUT and not value.strip()):
-            continue
+        try:
+            if state.apply(key, value) or key == "nt" or (key in _LAYOUT and not value.strip()):
+                continue
+        except RecordError as error:
+            return error
         _add_tag(state.tags, key, value)
     return None
 

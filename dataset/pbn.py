@@ -162,23 +162,29 @@ def parse_pbn(data: bytes, source_file: str, carried_tags: dict | None = None) -
     for chunk, chunk_line in _chunks(text):
         if per_game_decoding:
             chunk = _decode_game(chunk.encode("latin-1"))
-        problem = _undecodable(chunk, damaged_encoding)
-        if problem is not None:
-            start = len(chunk) - len(chunk.lstrip())
-            yield Rejected(source_file, "pbn", position, chunk_line + chunk.count("\n", 0, start), chunk.strip(),
-                           Reason.UNDECODABLE_BYTES, problem, "game")
-            position += 1
-            continue
+        # Text is checked per game (the first game with what precedes it in the chunk), so a
+        # control character where the empty line between two games was costs one game, not both.
+        checked = 0
         for game in _games(chunk):
-            record = BoardRecord(
-                source_file=source_file,
-                source_format="pbn",
-                source_position=position,
-                source_line=chunk_line + chunk.count("\n", 0, game.start),
-                raw_text=chunk[game.start:game.end].rstrip(),
-            )
-            yield _read_game(record, game, carried)
+            problem = _undecodable(chunk[checked:game.end], damaged_encoding)
+            if problem is not None:
+                yield _undecodable_game(source_file, position, chunk, chunk_line, checked, game.end, problem)
+            else:
+                record = BoardRecord(
+                    source_file=source_file,
+                    source_format="pbn",
+                    source_position=position,
+                    source_line=chunk_line + chunk.count("\n", 0, game.start),
+                    raw_text=chunk[game.start:game.end].rstrip(),
+                )
+                yield _read_game(record, game, carried)
             position += 1
+            checked = game.end
+        if not checked:  # no game: comments only, which must still be text
+            problem = _undecodable(chunk, damaged_encoding)
+            if problem is not None:
+                yield _undecodable_game(source_file, position, chunk, chunk_line, 0, len(chunk), problem)
+                position += 1
 
 
 def _decode_file(data: bytes) -> tuple[str, bool, str | None]:
@@ -218,6 +224,15 @@ def _undecodable(chunk: str, damaged_encoding: str | None) -> str | None:
         return "NUL bytes between the characters: UTF-16 or UTF-32 text without a byte order mark"
     line = chunk.count("\n", len(chunk) - len(chunk.lstrip()), control.start()) + 1
     return f"control character {ord(control.group()):#04x} on line {line} of the game: binary data, not text"
+
+
+def _undecodable_game(source_file: str, position: int, chunk: str, chunk_line: int, start: int, end: int,
+                      problem: str) -> Rejected:
+    """chunk[start:end], text that is not text (`problem` says why), as one quarantined game."""
+    text = chunk[start:end]
+    start += len(text) - len(text.lstrip())
+    return Rejected(source_file, "pbn", position, chunk_line + chunk.count("\n", 0, start), text.strip(),
+                    Reason.UNDECODABLE_BYTES, problem, "game")
 
 
 def _decode_game(raw: bytes) -> str:

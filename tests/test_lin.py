@@ -432,7 +432,7 @@ def _records() -> st.SearchStrategy[BoardRecord]:
     return build()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(_records())
 def test_format_lin_round_trips(record):
     (again,) = parse_lin(format_lin(record).encode(), "again.lin")
@@ -455,26 +455,48 @@ def test_format_lin_refuses_what_lin_cannot_carry():
 
 # ------------------------------------------------------------------------------ robustness
 
-@settings(max_examples=200, deadline=None)
-@given(st.binary(max_size=400))
-def test_parse_lin_never_raises_on_bytes(data):
-    items = list(parse_lin(data, "fuzz.lin"))
+LIN_PIECES = st.sampled_from([b"|", b"||", b"qx|o1|", b"md|", b"md|3", b"mb|", b"pc|", b"pn|", b"rs|", b"vg|",
+                               b"\n", b"\r\n", b"\x00", b"\x81", b"\x9d", b"\xff", b"!", b",",
+                               codecs.BOM_UTF16_LE, codecs.BOM_UTF8])
+
+
+def texts(value) -> list[str]:
+    """Every string in a record's field (in lists and tag maps too)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = [text for pair in value.items() for text in pair]
+    return [text for item in value for text in texts(item)] if isinstance(value, list) else []
+
+
+def read_all(data: bytes) -> list[BoardRecord | Rejected]:
+    """parse_lin's items for `data`, checked as ingest uses them: records or rejections numbered in
+    order, validated without raising, all their text plain Unicode (no lone surrogates: it is
+    written as UTF-8)."""
+    items = [check(item) if isinstance(item, BoardRecord) else item for item in parse_lin(data, "fuzz.lin")]
+    assert all(isinstance(item, (BoardRecord, Rejected)) for item in items)
     assert [item.source_position for item in items] == list(range(len(items)))
-    for item in items:  # everything written downstream is plain Unicode (no lone surrogates)
-        (item.raw_text + str(item)).encode("utf-8")
+    for item in items:
+        "".join(texts(list(vars(item).values())) + [str(item)]).encode("utf-8")
+    return items
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.binary(max_size=400) | st.lists(LIN_PIECES | st.binary(max_size=3), max_size=40).map(b"".join))
+def test_parse_lin_never_raises_on_any_bytes(data):
+    read_all(data)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
 @given(st.data())
 def test_parse_lin_never_raises_on_damaged_real_text(data):
     text = (FIXTURES / "mini_vugraph.lin").read_bytes()
     for _ in range(data.draw(st.integers(1, 5))):
         at = data.draw(st.integers(0, len(text)))
-        junk = data.draw(st.sampled_from([b"|", b"||", b"qx|", b"md|", b"\n", b"\xff", b"!", b""]))
+        junk = data.draw(LIN_PIECES | st.just(b""))
         cut = data.draw(st.integers(0, 3))
         text = text[:at] + junk + text[at + cut:]
-    for item in parse_lin(text, "damaged.lin"):
-        assert isinstance(item, (BoardRecord, Rejected))
+    read_all(text)
 
 
 VUGRAPH_SAMPLE = "bbo_vugraph_alphabridge/raw_lin_data/423/42300.lin"  # 6 boards, CRLF, ASCII
@@ -543,6 +565,33 @@ def test_a_stray_character_before_qx_costs_the_board_before_only(vugraph_sample,
     bad = assert_only_board_lost(items, clean, 1)
     assert (bad.reason, bad.field) == (Reason.SYNTAX, "pg")
     assert f"stray token {char!r} after pg||" in bad.message
+
+
+@pytest.mark.parametrize("original, damaged", [(b"pg||", b"pn||"), (b"pg||", b"vg||"), (b"pc|c6|", b"pn|c6|")])
+def test_a_pair_damaged_into_pn_or_vg_costs_its_board_only(vugraph_sample, original, damaged):
+    """One byte makes a board's pg|| or pc|c6| a file-level key, which would otherwise give every
+    later board other names (or no event)."""
+    data, clean = vugraph_sample
+    at = data.index(original, data.index(b"qx|o17|"))
+    items = list(parse_lin(data[:at] + damaged + data[at + len(original):], "f.lin"))
+    bad = assert_only_board_lost(items, clean, 2)
+    assert (bad.reason, bad.field) == (Reason.UNKNOWN_VALUE, damaged[:2].decode())
+    assert bad.message in ("'' is not 4 or 8 names (S, W, N, E, per room)", "'c6' is not 4 or 8 names (S, W, N, E, "
+                           "per room)", "vg is empty (no event, scoring or board numbers)")
+
+
+@pytest.mark.parametrize("byte", [b"\xf5", b"\x00"])
+def test_a_first_board_merged_into_the_header_costs_that_board_only(real_data, byte):
+    """A byte in place of the first qx's '|' merges that board into the header. Its byte that is
+    not UTF-8 is read as cp1252 and its UTF-8 'FAM²' stays; with a NUL the header is rejected, yet
+    its pairs before the NUL still count: later boards keep their event, names and vg."""
+    data = (real_data / "bbo_vugraph_alphabridge/raw_lin_data/443/44383.lin").read_bytes()
+    clean = list(parse_lin(data, "f.lin"))
+    at = data.index(b"qx|o17|") + 2
+    items = list(parse_lin(data[:at] + byte + data[at + 1:], "f.lin"))
+    assert len(items) == len(clean) == 16 and isinstance(items[0], Rejected)
+    assert all(same_content(item, before) and item.tags == before.tags for item, before in zip(items[1:], clean[1:]))
+    assert items[1].tags["vg"].endswith(",FAM²,0") and items[1].players is not None
 
 
 def test_garbage_between_hand_records_never_merges_them():
