@@ -4,7 +4,7 @@ read), and tests/test_results.py checks README's numbers against these files.
 
     python -m bridgeflow.results --name make_repro --command "make repro" \\
         --metrics bsm=data/bsm/metrics.json --metrics nndda=data/nndda/metrics.json \\
-        --model data/bsm/model.pt --data data/ingest/records --seed 0
+        --model data/bsm/model.pt --data data/ingest/records --seed "synth 2026, training 0"
 """
 
 from __future__ import annotations
@@ -23,11 +23,13 @@ RESULTS = Path(__file__).resolve().parents[1] / "results"
 
 
 def content_hash(path: Path) -> str:
-    """sha256 of a file, or of a folder's files (relative names and bytes, in sorted order)."""
+    """sha256 of a file (as the loaders log it), or of a folder's files (relative names and bytes,
+    in sorted order); the first 16 hex digits."""
+    if path.is_file():
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
     digest = hashlib.sha256()
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    for file in files:
-        digest.update(str(file.relative_to(path if path.is_dir() else path.parent)).encode())
+    for file in sorted(p for p in path.rglob("*") if p.is_file()):
+        digest.update(str(file.relative_to(path)).encode())
         digest.update(hashlib.sha256(file.read_bytes()).digest())
     return digest.hexdigest()[:16]
 
@@ -38,7 +40,7 @@ def git_commit(folder: Path) -> str:
 
 
 def record(name: str, command: str, metrics: dict[str, Path], models: list[Path], data: list[Path],
-           seed: int | None, out: Path = RESULTS) -> Path:
+           seed: str | None, out: Path = RESULTS) -> Path:
     """Write results/<name>.json from the metrics files a run wrote."""
     result = {
         "schema_version": SCHEMA_VERSION,
@@ -58,10 +60,11 @@ def record(name: str, command: str, metrics: dict[str, Path], models: list[Path]
 
 
 def lookup(result: dict, key: str):
-    """A value of a results file by its dotted key, e.g. 'metrics.bsm.call_accuracy'."""
+    """A value of a results file by its dotted key, e.g. 'metrics.bsm.call_accuracy' (a number
+    indexes a list: 'metrics.evaluate.headline.ci95.0')."""
     value = result
     for part in key.split("."):
-        value = value[part]
+        value = value[int(part)] if isinstance(value, list) else value[part]
     return value
 
 
@@ -73,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="a metrics.json the run wrote, stored under metrics.KEY")
     parser.add_argument("--model", action="append", default=[], type=Path, help="a model file the run used or made")
     parser.add_argument("--data", action="append", default=[], type=Path, help="a data file or folder it read")
-    parser.add_argument("--seed", type=int)
+    parser.add_argument("--seed", help="the seeds that decide the numbers, e.g. 'synth 2026, training and evaluate 0'")
     args = parser.parse_args(argv)
     metrics = {}
     for spec in args.metrics:
