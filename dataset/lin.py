@@ -49,8 +49,9 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from .encodings import E, N, RANKS, S, SUITS, W, call_name, parse_call
+from .encodings import RANKS, SUITS, E, N, S, W, call_name, parse_call
 from .record import BoardRecord, Reason, RecordError, Rejected
+from .text import bom_encoding
 from .validate import owner_from_hands
 
 _KEYS = frozenset(a + b for a in ascii_lowercase for b in ascii_lowercase)
@@ -101,8 +102,6 @@ _CALLS = _call_spellings()
 _SUIT_LETTER = re.compile("([SHDCshdc])")
 _QX_MARK = re.compile(r"(qx)[^\w|]*\|")  # a board-start key, blanks or garbage, its '|'
 _HAND_MARK = re.compile(r"(pn|md)[^\w|]*\|")
-_BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"), (codecs.BOM_UTF8, "utf-8"),
-         (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 _UNREAD = re.compile("[\udc00-\udcff]")  # a byte the file's encoding could not read (see _keep_bytes)
 _UNREAD_RUN = re.compile("[\udc00-\udcff]+")
 _NOT_CP1252 = frozenset((0x81, 0x8D, 0x8F, 0x90, 0x9D))  # the bytes cp1252 leaves undefined
@@ -121,7 +120,7 @@ codecs.register_error("bridgeflow.lin.keep_bytes", _keep_bytes)
 
 def parse_lin(data: bytes, source_file: str) -> Iterator[BoardRecord | Rejected]:
     """One BoardRecord or Rejected per board, in file order; never raises for bad input."""
-    encoding = next((name for bom, name in _BOMS if data.startswith(bom)), "utf-8")
+    encoding = bom_encoding(data)[0] or "utf-8"
     text = data.decode(encoding, "bridgeflow.lin.keep_bytes")
     if text.startswith("\ufeff"):
         text = " " + text[1:]  # keeps offsets; blanks before a key are ignored

@@ -76,6 +76,7 @@ from .encodings import (
     partner,
 )
 from .record import BoardRecord, Reason, RecordError, Rejected
+from .text import bom_encoding, is_wide
 from .validate import owner_from_hands, replay_to_end
 
 __all__ = ["parse_pbn", "format_pbn", "range_starts"]
@@ -113,8 +114,6 @@ _ERROR_TAG_NAME = re.compile(r"\[\s*([A-Za-z0-9_]*)")
 _UNESCAPE = re.compile(r"\\([\\\"])")
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 # UTF-16/32 byte order marks and the encodings they name (UTF-32-LE's starts with UTF-16-LE's: first).
-_BOMS = ((b"\x00\x00\xfe\xff", "utf-32-be"), (b"\xff\xfe\x00\x00", "utf-32-le"), (b"\xfe\xff", "utf-16-be"),
-         (b"\xff\xfe", "utf-16-le"))
 # A line end: LF, CRs before an LF (CRLF, and CRCRLF of twice-converted files), or a lone CR (old Mac).
 _LINE_END = re.compile(r"\r+\n|\r")
 # Pieces of a section word: note ref (=n=, or BBA's =n without the closing '='), NAG, suffix
@@ -192,15 +191,14 @@ def _decode_file(data: bytes) -> tuple[str, bool, str | None]:
     decoded on its own, the UTF-16/32 encoding its byte order mark names when some bytes are not in
     it: each U+FFFD then marks such bytes)."""
     per_game, damaged = False, None
-    bom, encoding = next(((bom, encoding) for bom, encoding in _BOMS if data.startswith(bom)), (b"", None))
-    if encoding is not None:
+    encoding, mark = bom_encoding(data)
+    data = data[mark:]
+    if is_wide(encoding):
         try:
-            text = data[len(bom):].decode(encoding)
+            text = data.decode(encoding)
         except UnicodeDecodeError:
-            text, damaged = data[len(bom):].decode(encoding, errors="replace"), encoding
+            text, damaged = data.decode(encoding, errors="replace"), encoding
     else:
-        if data.startswith(b"\xef\xbb\xbf"):
-            data = data[3:]
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -802,7 +800,6 @@ def _optimum_result_rows(header: str, words: list[str]) -> list[tuple[int, int]]
 # _BREAK_SCAN), so the text on either side splits into the same games alone as in the file.
 _SURE_BREAK = re.compile(rb"\n(?:[ \t\r\f\v]*\n)+(?=[ \t]*\[)")
 _LONE_CR = re.compile(rb"\r(?!\n)")
-_WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")  # UTF-16 and UTF-32
 
 
 def range_starts(blocks: Iterable[bytes], every: int) -> list[tuple[int, int, int, dict]]:
@@ -820,7 +817,7 @@ def range_starts(blocks: Iterable[bytes], every: int) -> list[tuple[int, int, in
     offset, line, position, last_cut = 0, 1, 0, 0
     pending = b""
     for block in blocks:
-        if offset == 0 and not pending and block.startswith(_WIDE_BOMS):
+        if offset == 0 and not pending and is_wide(bom_encoding(block)[0]):
             return []
         pending += block
         segment_start = 0
