@@ -1,0 +1,298 @@
+"""Bidding problems scored by Facit (DESIGN.md "Bidding problems (Facit)"): the award tables of
+BEN's Challenges files, the robots' Results files, and BEN's rule for scoring a final contract.
+
+A table is a tuple of `Award`s in the file's order, each contract normalised upper case as an
+optional declarer letter, level, strain `C D H S N` and an optional `X`/`XX` (`4S`, `N6N`,
+`E5CX`). Entries with a `P` suffix (`E2HP`) are kept but never match.
+
+Decisions where the files are loose:
+
+* A problem file writes its pairs contract first (`{2S 10 3S 6}`) or points first (`{10 4H 7 3H}`,
+  BW2), one order per file: the first word of the file's first table says which, as BEN decides.
+* A problem's table is the first `{...}` comment after its `[Scoring "Facit"]` tag. A comment
+  still open when a tag line comes is ended by that line, as BEN's reader ends a table at the
+  next line starting with `[` (oct13_feb23_nov23_jun24 board 10 never closes its `{`; without the
+  rule it would swallow board 11).
+* A Results file carries its own `Score Table:` (suit letters escaped `\\c \\d \\h \\s`, lines
+  ended by a literal `\\n`, contract first), the final contract in [Contract]/[Declarer] and the
+  points BEN gave it in a `Facit Score:` line.
+* Games are separated by empty lines outside comments; `%` lines are ignored (BEN's exports glue
+  a game's [Event] tag onto a `%` line); a tag keeps its first value. Two [Board] tags in one game
+  are an error, never a merge.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from .encodings import SEATS
+from .errors import InputError
+
+STRAIN_LETTERS = "CDHSN"  # the table's strain letters, in the encodings' strain order (N = NT)
+DOUBLED_SUFFIXES = ("", "X", "XX")
+
+# BEN's same-strain adjustments, copied as data from its --facit scoring (`contract_adjustments`
+# in lorserker/ben src/game.py, commit 7c2c558, GPL-3.0): a final contract named by a key also
+# takes the award of an entry naming one of its values, with the same declarer letter or none.
+ADJUSTMENTS = {
+    "1C": ("2C", "3C", "4C"),
+    "1D": ("2D", "3D", "4D"),
+    "1H": ("2H", "3H"),
+    "1S": ("2S", "3S"),
+    "1N": ("2N",),
+    "2C": ("3C", "4C"),
+    "2D": ("3D", "4D"),
+    "2H": ("3H",),
+    "2S": ("3S",),
+    "3C": ("4C",),
+    "3D": ("4D",),
+    "3N": ("4N", "5N"),
+    "4H": ("5H",),
+    "4S": ("5S",),
+    "4N": ("5N",),
+}
+
+# Declarer letter, level, strain, then X, XX or the never-matching P. `NT` is not read as N: BEN
+# would never match it.
+_CONTRACT = re.compile(r"([NESW]?)([1-7])([CDHSN])(XX|X|P)?")
+
+
+@dataclass(frozen=True)
+class Award:
+    """One table entry: a normalised contract and the points it earns."""
+    contract: str
+    points: int
+
+    @property
+    def matchable(self) -> bool:
+        """False for a `P` suffix (`E2HP`): BEN compares entries with contracts, which never end in P."""
+        return not self.contract.endswith("P")
+
+
+Table = tuple[Award, ...]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A board of a Challenges file: its number, [Deal] text and award table."""
+    board: int
+    deal: str
+    table: Table
+
+
+@dataclass(frozen=True)
+class RobotBoard:
+    """A board of a Results file: the final contract a robot reached (level 0 = passed out; strain,
+    doubled and declarer as in `record.BoardRecord`), the Score Table embedded in its comment, and
+    the points the file says BEN's scoring gave it and the file's total so far."""
+    board: int
+    deal: str
+    level: int
+    strain: int | None
+    doubled: int | None
+    declarer: int | None
+    table: Table
+    facit_score: int
+    running_score: int
+
+
+def normalise_contract(text: str) -> str:
+    """'s6n' -> 'S6N', 'e3cx' -> 'E3CX'; ValueError when `text` is not a table's contract."""
+    match = _CONTRACT.fullmatch(text.strip().upper())
+    if match is None:
+        raise ValueError(f"not a contract: {text!r}")
+    declarer, level, strain, suffix = match.groups()
+    return f"{declarer}{level}{strain}{suffix or ''}"
+
+
+def award_points(table: Table, level: int, strain: int | None, doubled: int | None, declarer: int | None) -> int:
+    """BEN's points for a final contract: the value of the first entry, in table order, that names
+    the contract or (undoubled only) one of its ADJUSTMENTS, with the declarer's letter or none.
+    An adjustment listed before the exact contract wins (1N on `{2N 10 1N 8}` scores 10). Nothing
+    matched, or a passed-out board (level 0, which no table names), scores 0."""
+    if level == 0:
+        return 0
+    played = f"{level}{STRAIN_LETTERS[strain]}{DOUBLED_SUFFIXES[doubled]}"
+    allowed = (played, *ADJUSTMENTS.get(played, ()))
+    names = {*allowed, *(SEATS[declarer] + name for name in allowed)}
+    return next((award.points for award in table if award.matchable and award.contract in names), 0)
+
+
+def top_points(table: Table) -> int:
+    """The board's best award (0 for an empty table)."""
+    return max((award.points for award in table), default=0)
+
+
+def percent(points: Sequence[int], tables: Sequence[Table]) -> float:
+    """Points scored as a percentage of the sum of each board's top award."""
+    best = sum(top_points(table) for table in tables)
+    return 100.0 * sum(points) / best if best else 0.0
+
+
+def parse_table(words: Sequence[str], points_first: bool) -> Table:
+    """A table from its words in file order; ValueError naming the word at fault."""
+    if len(words) % 2:
+        raise ValueError(f"{len(words)} words, not (contract, points) pairs: {' '.join(words)!r}")
+    pairs = zip(words[1::2], words[::2]) if points_first else zip(words[::2], words[1::2])
+    table = []
+    for contract, points in pairs:
+        if not points.isdigit():
+            raise ValueError(f"points {points!r} for {contract!r} are not a whole number")
+        table.append(Award(normalise_contract(contract), int(points)))
+    return tuple(table)
+
+
+def read_problems(path: str | Path) -> list[Problem]:
+    """Every board of a Challenges file, with its table; InputError naming file, board and field."""
+    path = Path(path)
+    games = list(_games(_text(path), path))
+    tables = [(game, game.comment_after("Scoring")) for game in games]
+    first_words = next((text.split() for _, text in tables if text and text.split()), [])
+    points_first = bool(first_words) and first_words[0].isdigit()
+    problems = []
+    for game, text in tables:
+        where = game.where(path)
+        if game.tags.get("Scoring") != "Facit" or text is None:
+            raise InputError(f"{where}: no Facit award table ([Scoring \"Facit\"] and a {{...}} after it)")
+        try:
+            table = parse_table(text.split(), points_first)
+        except ValueError as error:
+            raise InputError(f"{where}: award table: {error}") from None
+        problems.append(Problem(game.board(path), game.tags.get("Deal", ""), table))
+    return problems
+
+
+def read_results(path: str | Path) -> list[RobotBoard]:
+    """Every board of a Results file; InputError naming file, board and field."""
+    path = Path(path)
+    boards = []
+    for game in _games(_text(path), path):
+        where = game.where(path)
+        comment = next((text for _, text in game.comments if "Score Table:" in text), None)
+        facit = re.search(r"Facit Score:\s*(\d+)", comment or "")
+        running = re.search(r"Running Score:\s*(\d+)", comment or "")
+        if comment is None or facit is None or running is None:
+            raise InputError(f"{where}: no comment with a Score Table:, a Facit Score: and a Running Score:")
+        words = _unescape(comment.split("Score Table:", 1)[1].split("Facit Score:", 1)[0]).split()
+        try:
+            table = parse_table(words, points_first=False)
+        except ValueError as error:
+            raise InputError(f"{where}: Score Table: {error}") from None
+        boards.append(RobotBoard(game.board(path), game.tags.get("Deal", ""), *_final_contract(game, where),
+                                 table, int(facit.group(1)), int(running.group(1))))
+    return boards
+
+
+def _final_contract(game: _Game, where: str) -> tuple[int, int | None, int | None, int | None]:
+    """(level, strain, doubled, declarer) from [Contract] and [Declarer]; level 0 when passed out."""
+    contract = game.tags.get("Contract", "").strip().upper()
+    if contract in ("PASS", "P"):
+        return 0, None, None, None
+    declarer = game.tags.get("Declarer", "").strip().upper()
+    match = _CONTRACT.fullmatch(contract)
+    if match is None or match.group(1) or match.group(4) == "P":
+        raise InputError(f"{where}: Contract {contract!r} is not a contract")
+    if len(declarer) != 1 or declarer not in SEATS:
+        raise InputError(f"{where}: Declarer {declarer!r} is not a seat")
+    _, level, strain, suffix = match.groups()
+    return int(level), STRAIN_LETTERS.index(strain), DOUBLED_SUFFIXES.index(suffix or ""), SEATS.index(declarer)
+
+
+def _unescape(text: str) -> str:
+    """BEN's Score Table text: `\\s` -> S (and c, d, h), a literal `\\n` -> a space."""
+    return re.sub(r"\\([cdhsn])", lambda escape: " " if escape.group(1) == "n" else escape.group(1).upper(), text)
+
+
+def _text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise InputError(f"{path}: cannot read: {error.strerror}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")  # BridgeComposer's charset=ISO-8859-1
+
+
+# A tag, with the odd spacing these files use: `[ Auction "E"]`, `[Auction "N" ]`.
+_TAG = re.compile(r'\s*\[\s*(\w+)\s+"([^"]*)"\s*\]')
+
+
+@dataclass
+class _Game:
+    line: int  # where the game starts, for messages
+    tags: dict[str, str] = field(default_factory=dict)
+    comments: list[tuple[str | None, str]] = field(default_factory=list)  # (the tag before it, text)
+    last_tag: str | None = None
+    boards: int = 0  # [Board] tags seen
+
+    def where(self, path: Path) -> str:
+        return f"{path}: board {self.tags['Board']}" if "Board" in self.tags else f"{path}: game at line {self.line}"
+
+    def board(self, path: Path) -> int:
+        text = self.tags.get("Board", "").strip()
+        if not text.isdigit():
+            raise InputError(f"{self.where(path)}: Board {text!r} is not a board number")
+        return int(text)
+
+    def comment_after(self, tag: str) -> str | None:
+        return next((text for before, text in self.comments if before == tag), None)
+
+    def read(self, line: str, number: int, path: Path) -> str | None:
+        """Take the tags and comments of a line outside a comment; the text of a comment it opens
+        and leaves open, else None. Section text (calls, cards) is not read here."""
+        while line.strip():
+            tag = _TAG.match(line)
+            if tag:
+                name, value = tag.groups()
+                self.boards += name == "Board"
+                if self.boards > 1:
+                    raise InputError(f"{self.where(path)}: a second [Board] tag (line {number}) with no empty "
+                                     f"line before it")
+                self.tags.setdefault(name, value)
+                self.last_tag, line = name, line[tag.end():]
+                continue
+            start = line.find("{")
+            if start < 0:
+                return None
+            end = line.find("}", start)
+            if end < 0:
+                return line[start + 1:]
+            self.comments.append((self.last_tag, line[start + 1:end]))
+            line = line[end + 1:]
+        return None
+
+
+def _games(text: str, path: Path) -> Iterator[_Game]:
+    """The games of a file in order, with their tags and comments."""
+    game: _Game | None = None
+    comment: list[str] | None = None  # lines of a comment still open
+    for number, line in enumerate(text.splitlines(), 1):
+        if comment is not None:
+            end = line.find("}")
+            if end < 0 and not _TAG.match(line):
+                comment.append(line)
+                continue
+            game.comments.append((game.last_tag, "\n".join(comment + [line[:end]] if end >= 0 else comment)))
+            comment = None  # ended by "}" or, never closed, by a tag line
+            if end >= 0:
+                line = line[end + 1:]
+                if not line.strip():
+                    continue  # the rest of a comment's last line is not an empty line
+        if line.startswith("%"):
+            continue
+        if not line.strip():
+            if game is not None:
+                yield game
+            game = None
+            continue
+        game = game or _Game(number)
+        opened = game.read(line, number, path)
+        comment = None if opened is None else [opened]
+    if comment is not None:
+        game.comments.append((game.last_tag, "\n".join(comment)))
+    if game is not None:
+        yield game
