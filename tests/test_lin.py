@@ -27,6 +27,8 @@ from bridgeflow.dataset.lin import format_lin, parse_lin
 from bridgeflow.dataset.record import BoardRecord, Reason, Rejected
 from bridgeflow.dataset.validate import check
 
+from reader_checks import read_checked
+
 FIXTURES = Path(__file__).resolve().parent / "lin"
 CONTENT_FIELDS = ("dealer", "vulnerability", "board", "event", "scoring", "players", "auction", "alerts",
                   "explanations", "play", "claim")
@@ -460,31 +462,10 @@ LIN_PIECES = st.sampled_from([b"|", b"||", b"qx|o1|", b"md|", b"md|3", b"mb|", b
                                codecs.BOM_UTF16_LE, codecs.BOM_UTF8])
 
 
-def texts(value) -> list[str]:
-    """Every string in a record's field (in lists and tag maps too)."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        value = [text for pair in value.items() for text in pair]
-    return [text for item in value for text in texts(item)] if isinstance(value, list) else []
-
-
-def read_all(data: bytes) -> list[BoardRecord | Rejected]:
-    """parse_lin's items for `data`, checked as ingest uses them: records or rejections numbered in
-    order, validated without raising, all their text plain Unicode (no lone surrogates: it is
-    written as UTF-8)."""
-    items = [check(item) if isinstance(item, BoardRecord) else item for item in parse_lin(data, "fuzz.lin")]
-    assert all(isinstance(item, (BoardRecord, Rejected)) for item in items)
-    assert [item.source_position for item in items] == list(range(len(items)))
-    for item in items:
-        "".join(texts(list(vars(item).values())) + [str(item)]).encode("utf-8")
-    return items
-
-
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(st.binary(max_size=400) | st.lists(LIN_PIECES | st.binary(max_size=3), max_size=40).map(b"".join))
 def test_parse_lin_never_raises_on_any_bytes(data):
-    read_all(data)
+    read_checked(parse_lin, data, "fuzz.lin")
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)
@@ -496,7 +477,7 @@ def test_parse_lin_never_raises_on_damaged_real_text(data):
         junk = data.draw(LIN_PIECES | st.just(b""))
         cut = data.draw(st.integers(0, 3))
         text = text[:at] + junk + text[at + cut:]
-    read_all(text)
+    read_checked(parse_lin, text, "fuzz.lin")
 
 
 VUGRAPH_SAMPLE = "bbo_vugraph_alphabridge/raw_lin_data/423/42300.lin"  # 6 boards, CRLF, ASCII

@@ -87,6 +87,8 @@ from bridgeflow.dataset.pbn import format_pbn, parse_pbn
 from bridgeflow.dataset.record import BoardRecord, Reason, Rejected, Repair
 from bridgeflow.dataset.validate import check
 
+from reader_checks import read_checked
+
 FIXTURES = Path(__file__).parent / "pbn"
 N, E, S, W = range(4)
 C, D, H, SP, NT = range(5)
@@ -445,26 +447,6 @@ STRUCTURE = st.sampled_from([bytes([byte]) for byte in b'[]{}";%\n\r\\=$!*+-^#:.
                             [b"\n\n", b'[Event "', b'[Deal "N:', b'"]\n', codecs.BOM_UTF16_LE, codecs.BOM_UTF8])
 
 
-def texts(value) -> list[str]:
-    """Every string in a record's field (in lists and tag maps too)."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        value = [text for pair in value.items() for text in pair]
-    return [text for item in value for text in texts(item)] if isinstance(value, list) else []
-
-
-def read_all(data: bytes) -> list[BoardRecord | Rejected]:
-    """parse_pbn's items for `data`, checked as ingest uses them: records or rejections numbered in
-    order, validated without raising, all their text plain Unicode (it is written as UTF-8)."""
-    items = [check(item) if isinstance(item, BoardRecord) else item for item in parse_pbn(data, "x")]
-    assert all(isinstance(item, (BoardRecord, Rejected)) for item in items)
-    assert [item.source_position for item in items] == list(range(len(items)))
-    for item in items:
-        "".join(texts(list(vars(item).values())) + [str(item)]).encode("utf-8")
-    return items
-
-
 @settings(max_examples=200, deadline=None, derandomize=True)
 @given(st.sampled_from(sorted(FIXTURES.glob("*.pbn"))),
        st.lists(st.tuples(st.floats(0, 1), STRUCTURE | st.just(b"")), max_size=8))
@@ -473,13 +455,13 @@ def test_parse_pbn_never_raises_on_damaged_files(path, edits):
     for where, insert in edits:  # insert a byte sequence, or delete one byte
         cut = int(where * len(data))
         data = data[:cut] + insert + data[cut + (0 if insert else 1):]
-    read_all(data)
+    read_checked(parse_pbn, data, "x")
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(st.binary(max_size=300) | st.lists(STRUCTURE | st.binary(max_size=3), max_size=40).map(b"".join))
 def test_parse_pbn_never_raises_on_any_bytes(data):
-    read_all(data)
+    read_checked(parse_pbn, data, "x")
 
 
 # ---------------------------------------------------------------- real files
