@@ -248,7 +248,7 @@ def load_scorer(kind: str, nndda: str | Path | None) -> DDScorer:
     """NN-DDA from a file or its training folder (nndda.pt; None: the shipped one), or exact DDS."""
     if kind == "dds":
         return ExactDD()
-    return EstimatedDD(DDEstimator.load(nndda or shipped_model("NN-DDA", "--nndda")))
+    return EstimatedDD(DDEstimator.load(nndda or shipped_model("NN-DDA", "--nndda, or --set dd=dds for exact DDS")))
 
 
 
