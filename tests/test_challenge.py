@@ -6,7 +6,7 @@ command's one-line errors."""
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -164,6 +164,8 @@ def test_two_agents_get_a_paired_bootstrap_interval(shared_dir, tmp_path, capsys
     (["--problems", "BW", "--agent", "ben"], "--agent unknown agent 'ben'"),
     (["--problems", "BW", "--agent", "rule", "--agent", "rule"], "--agent names one agent twice"),
     (["--problems", "BW", "--agent", "bsm", "--bsm", "no/model.pt"], "BSM no/model.pt: no such file"),
+    (["--problems", "BW", "--agent", "rule", "--set", "boards=3"], "--set takes search params only"),
+    (["--problems", "BW", "--agent", "rule", "--set", "search.sample=3"], "unknown search params: ['sample']"),
 ])
 def test_bad_arguments_are_one_line_errors(shared_dir, tmp_path, capsys, options, named):
     options = [str(challenges(shared_dir) / "BW.pbn") if option == "BW" else option for option in options]
@@ -180,3 +182,17 @@ def test_a_bad_problem_file_names_file_board_and_field(tmp_path, capsys):
     status, err = run_cli(capsys, "challenge", "--problems", str(path), "--agent", "rule", "--out", str(tmp_path / "out"))
     assert status == 2
     assert f"{path}: board 7: Auction: an AC falls on East or West" in one_line_error(err)
+
+
+@pytest.mark.parametrize("deal, named", [
+    ("", "Deal '': '' is not a seat"),
+    ("N:AKQJ.AKQ.AKQ.AKQ T987.JT9.JT9.JT9 6543.876.876.876", "not four hands of 13 different cards"),
+    ("N:AKQJ.AKQ.AKQ.AKQ T987.JT9.JT9.JT9 6543.876.876.876 2.5432.5432.543Z", "'Z' is not a rank"),
+])
+def test_a_bad_deal_names_file_board_and_field(tmp_path, capsys, deal, named):
+    path = tmp_path / "problems.pbn"
+    path.write_text(f'[Board "7"]\n[Dealer "E"]\n[Vulnerable "None"]\n[Deal "{deal}"]\n[Scoring "Facit"]\n{{ 4H 10 }}\n')
+    status, err = run_cli(capsys, "challenge", "--problems", str(path), "--agent", "rule", "--out", str(tmp_path / "out"))
+    assert status == 2
+    line = one_line_error(err)
+    assert f"{path}: board 7: Deal" in line and named in line

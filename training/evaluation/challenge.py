@@ -72,11 +72,24 @@ class Bidding:
 def seat_hands(deal: str) -> list[list[int]]:
     """A [Deal] text ('W:hand hand hand hand') -> the card indices of N, E, S, W."""
     first, _, text = deal.partition(":")
+    if first.strip().upper() not in tuple(SEATS):
+        raise ValueError(f"{first!r} is not a seat")
     start = SEATS.index(first.strip().upper())
     hands = [[] for _ in range(4)]
     for offset, hand in enumerate(text.split()):
         hands[(start + offset) % 4] = parse_pbn_hand(hand)
     return hands
+
+
+def check_deal(problem: facit.Problem, path: Path) -> None:
+    """InputError naming file, board and field unless the [Deal] gives four hands of 13 cards."""
+    try:
+        hands = seat_hands(problem.deal)
+    except ValueError as error:
+        raise InputError(f"{path}: board {problem.board}: Deal {problem.deal!r}: {error}") from None
+    counts = [len(hand) for hand in hands]
+    if counts != [13] * 4 or len({card for hand in hands for card in hand}) != 52:
+        raise InputError(f"{path}: board {problem.board}: Deal {problem.deal!r}: not four hands of 13 different cards")
 
 
 def bid_problem(problem: facit.Problem, agent: Agent) -> Bidding:
@@ -287,8 +300,15 @@ def run(argv: list[str] | None = None) -> dict:
         if path.name in problems:
             raise InputError(f"--problems names {path.name} twice")
         problems[path.name] = facit.read_problems(path)
-    search_config = load_section(SearchConfig, args.params if Path(args.params).exists() else None, "search",
-                                 [item.removeprefix("search.") for item in args.set])
+        for problem in problems[path.name]:
+            check_deal(problem, path)
+    others = [item for item in args.set if not item.startswith("search.")]
+    if others:
+        raise InputError(f"--set takes search params only (search.KEY=VALUE), not {others[0]!r}")
+    try:
+        search_config = load_section(SearchConfig, args.params, "search", [item.removeprefix("search.") for item in args.set])
+    except ValueError as error:
+        raise InputError(f"search params ({args.params}, --set): {error}") from None
     factory = AgentFactory(args.bsm, args.nndda, search_config)
     try:
         agents = make_agents(args.agent, factory)
