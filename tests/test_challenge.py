@@ -18,6 +18,7 @@ from bridgeflow.dataset.auction import replay
 from bridgeflow.dataset.encodings import call_name, parse_auction, parse_call
 from bridgeflow.dataset.record import BoardRecord
 from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
+from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
 from bridgeflow.training.evaluation import challenge
 
 from test_cli_errors import one_line_error, run_cli
@@ -138,14 +139,17 @@ def test_the_rule_agent_end_to_end_on_real_files(shared_dir, tmp_path, capsys):
         assert [names(record.auction) for record in records] == [row["auction"] for row in logged]
 
 
-def test_two_agents_get_a_paired_bootstrap_interval(shared_dir, tmp_path, capsys):
+def test_every_two_agents_get_a_paired_bootstrap_interval(shared_dir, tmp_path, capsys):
     """An untrained toy BSM against the rule bidder: the difference in percent and its interval,
-    the same from the same seed."""
+    the same from the same seed; the search (toy BSM and NN-DDA) plays too."""
     torch.manual_seed(0)
     bsm = BSM(BSMConfig(hidden=16, layers=1, embed=8))
     torch.save({"model_config": asdict(bsm.config), "model": bsm.state_dict()}, tmp_path / "model.pt")
+    nndda = NNDDA(NNDDAConfig(hidden=16, layers=1))
+    torch.save({"model_config": asdict(nndda.config), "model": nndda.state_dict()}, tmp_path / "nndda.pt")
     argv = ["challenge", "--problems", str(challenges(shared_dir) / "CTC_mayjun20.pbn"), "--agent", "rule",
-            "--agent", "bsm", "--bsm", str(tmp_path / "model.pt")]
+            "--agent", "bsm", "--agent", "search", "--bsm", str(tmp_path / "model.pt"),
+            "--nndda", str(tmp_path / "nndda.pt"), "--set", "search.samples=2"]
     runs = []
     for out in ("first", "second"):
         status, err = run_cli(capsys, *argv, "--out", str(tmp_path / out))
@@ -156,7 +160,9 @@ def test_two_agents_get_a_paired_bootstrap_interval(shared_dir, tmp_path, capsys
     assert paired["all"]["difference"] == pytest.approx(files["rule"]["all"]["percent"] - files["bsm"]["all"]["percent"])
     assert paired["all"]["low"] <= paired["all"]["difference"] <= paired["all"]["high"]
     assert paired["all"]["boards"] == 20 and runs[0] == runs[1]
-    assert (tmp_path / "first" / "CTC_mayjun20-bsm.pbn").exists()
+    assert sorted(path.name for path in (tmp_path / "first").glob("*.pbn")) == [
+        "CTC_mayjun20-bsm.pbn", "CTC_mayjun20-rule.pbn", "CTC_mayjun20-search.pbn"]
+    assert set(files) == {"rule", "bsm", "search"} and files["search"]["all"]["boards"] == 20
 
 
 @pytest.mark.parametrize("options, named", [

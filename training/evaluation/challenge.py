@@ -203,6 +203,8 @@ def summary_lines(metrics: dict) -> list[str]:
                          f"{cell(result['scripted'])} ({result['scripted']['boards']})")
     for pair, by_file in metrics["paired"].items():
         for file, result in by_file.items():
+            if file == "all" and len(by_file) == 2:
+                continue  # one file: its own line says it
             lines.append(f"{pair} on {file}: {result['difference']:+.1f} points of percent, 95% interval "
                          f"[{result['low']:+.1f}, {result['high']:+.1f}] over {result['boards']} boards")
     return lines
