@@ -19,6 +19,7 @@ VERBS = {
     "nndda": ("bridgeflow.training.dd.nndda_train", "train NN-DDA, the fast neural DD estimator, on the DD store"),
     "bid": ("bridgeflow.training.search.monte_carlo", "Monte Carlo bidding search for one decision, with its evidence"),
     "evaluate": ("bridgeflow.training.evaluation.evaluate", "duplicate match in IMPs on DD-scored test boards"),
+    "challenge": ("bridgeflow.training.evaluation.challenge", "bid BEN's Challenges problems, scored by their Facit award tables"),
     "explain": ("bridgeflow.training.bidding.explain", "a trained BSM's call probabilities and beliefs for one hand (PNG + text)"),
 }
 

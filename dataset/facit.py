@@ -16,6 +16,13 @@ Decisions where the files are loose:
 * A Results file carries its own `Score Table:` (suit letters escaped `\\c \\d \\h \\s`, lines
   ended by a literal `\\n`, contract first), the final contract in [Contract]/[Declarer] and the
   points BEN gave it in a `Facit Score:` line.
+* A problem's `[Auction "X"]` section is its script: the calls of the problem, our side's
+  places to call marked `AC` (BEN's convention; `AP` is three passes, `=1=` notes are dropped).
+  It may hold our side's own calls (`1C 2S AC P`) and go on after an `AC`. A script is kept
+  from the dealer's seat (`Problem.script`). The section's seat starts it when every `AC` then
+  falls on N/S; else the dealer does (BW2 boards 8 and 38 name W for a script dealt by N);
+  seats of the opponents between the dealer and a later start pass (oct13_feb23_nov23_jun24
+  board 4: dealer W, script from N). A script fitting neither is an error.
 * Games are separated by empty lines outside comments; `%` lines are ignored (BEN's exports glue
   a game's [Event] tag onto a `%` line); a tag keeps its first value. Two [Board] tags in one game
   are an error, never a merge.
@@ -28,11 +35,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from .encodings import SEATS
+from .encodings import SEATS, call_name, parse_call, parse_vulnerability
 from .errors import InputError
 
 STRAIN_LETTERS = "CDHSN"  # the table's strain letters, in the encodings' strain order (N = NT)
 DOUBLED_SUFFIXES = ("", "X", "XX")
+OUR_CALL = "AC"  # a script's place where our side (N/S) is to call
 
 # BEN's same-strain adjustments, copied as data from its --facit scoring (`contract_adjustments`
 # in lorserker/ben src/game.py, commit 7c2c558, GPL-3.0): a final contract named by a key also
@@ -77,10 +85,16 @@ Table = tuple[Award, ...]
 
 @dataclass(frozen=True)
 class Problem:
-    """A board of a Challenges file: its number, [Deal] text and award table."""
+    """A board of a Challenges file: its number, [Deal] text, award table, dealer and
+    vulnerability (seat and VUL indices of `encodings`) and its script: the calls from the
+    dealer's seat on (`call_name`s, `OUR_CALL` where our side is to call), empty when the
+    problem is uncontested."""
     board: int
     deal: str
     table: Table
+    dealer: int
+    vulnerability: int
+    script: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -161,8 +175,44 @@ def read_problems(path: str | Path) -> list[Problem]:
             table = parse_table(text.split(), points_first)
         except ValueError as error:
             raise InputError(f"{where}: award table: {error}") from None
-        problems.append(Problem(game.board(path), game.tags.get("Deal", ""), table))
+        dealer = _seat(game.tags.get("Dealer", ""), f"{where}: Dealer")
+        try:
+            vulnerability = parse_vulnerability(game.tags.get("Vulnerable", ""))
+        except ValueError as error:
+            raise InputError(f"{where}: Vulnerable: {error}") from None
+        script = _script(game, dealer, where) if "Auction" in game.tags else ()
+        problems.append(Problem(game.board(path), game.tags.get("Deal", ""), table, dealer, vulnerability, script))
     return problems
+
+
+def _seat(text: str, where: str) -> int:
+    letter = text.strip().upper()
+    if len(letter) != 1 or letter not in SEATS:
+        raise InputError(f"{where} {text!r} is not a seat")
+    return SEATS.index(letter)
+
+
+def _script(game: _Game, dealer: int, where: str) -> tuple[str, ...]:
+    """The [Auction] section's calls from the dealer's seat on (module docstring: which seat
+    starts them)."""
+    words = re.sub(r"=\d+=", " ", " ".join(game.sections.get("Auction", []))).upper().split()
+    calls = []
+    for word in words:
+        if word in (OUR_CALL, "AP"):
+            calls += [word] if word == OUR_CALL else ["P"] * 3
+            continue
+        try:
+            calls.append(call_name(parse_call(word)))
+        except ValueError:
+            raise InputError(f"{where}: Auction: {word!r} is neither a call nor {OUR_CALL}") from None
+    named = _seat(game.tags["Auction"], f"{where}: Auction")
+    for start in dict.fromkeys((named, dealer)):
+        lead = (start - dealer) % 4  # seats before the script starts, from the dealer's
+        fits = all((start + index) % 2 == 0 for index, call in enumerate(calls) if call == OUR_CALL)
+        if fits and all((dealer + seat) % 2 == 1 for seat in range(lead)):
+            return ("P",) * lead + tuple(calls)
+    raise InputError(f"{where}: Auction: an {OUR_CALL} falls on East or West whether the calls start "
+                     f"at {SEATS[named]} or at the dealer {SEATS[dealer]}")
 
 
 def read_results(path: str | Path) -> list[RobotBoard]:
@@ -226,6 +276,7 @@ class _Game:
     line: int  # where the game starts, for messages
     tags: dict[str, str] = field(default_factory=dict)
     comments: list[tuple[str | None, str]] = field(default_factory=list)  # (the tag before it, text)
+    sections: dict[str, list[str]] = field(default_factory=dict)  # tag -> the lines of text after it
     last_tag: str | None = None
     boards: int = 0  # [Board] tags seen
 
@@ -242,8 +293,8 @@ class _Game:
         return next((text for before, text in self.comments if before == tag), None)
 
     def read(self, line: str, number: int, path: Path) -> str | None:
-        """Take the tags and comments of a line outside a comment; the text of a comment it opens
-        and leaves open, else None. Section text (calls, cards) is not read here."""
+        """Take the tags, comments and section text (calls, cards: kept under the tag before it)
+        of a line outside a comment; the text of a comment it opens and leaves open, else None."""
         while line.strip():
             tag = _TAG.match(line)
             if tag:
@@ -256,6 +307,9 @@ class _Game:
                 self.last_tag, line = name, line[tag.end():]
                 continue
             start = line.find("{")
+            text = line if start < 0 else line[:start]
+            if text.strip() and self.last_tag is not None:
+                self.sections.setdefault(self.last_tag, []).append(text)
             if start < 0:
                 return None
             end = line.find("}", start)

@@ -107,7 +107,7 @@ def test_percent_is_points_over_each_boards_top_award():
 def game(board: int, table_lines: str, scoring: str = "Facit") -> str:
     return (f'[Event ""]\n[Board "{board}"]\n[Dealer "N"]\n[Vulnerable "None"]\n'
             f'[Deal "N:AKQJ.AKQ.AKQ.AKQ T987.JT9.JT9.JT9 6543.876.876.876 2.5432.5432.5432"]\n'
-            f'[Scoring "{scoring}"]\n{table_lines}\n[Declarer ""]\n[Contract ""]\n[ Auction "N" ]\n1C AC\nPass\n')
+            f'[Scoring "{scoring}"]\n{table_lines}\n[Declarer ""]\n[Contract ""]\n[ Auction "N" ]\nAC 1C\nAC Pass\n')
 
 
 def write(tmp_path: Path, *games: str) -> Path:
@@ -149,6 +149,54 @@ def test_the_real_unclosed_table(shared_dir):
 def test_bad_problem_files_name_file_board_and_field(tmp_path, games, message):
     with pytest.raises(InputError, match=message):
         facit.read_problems(write(tmp_path, *games))
+
+
+def scripted(board: int, dealer: str, vulnerable: str, auction_tag: str, calls: str) -> str:
+    return (f'[Board "{board}"]\n[Dealer "{dealer}"]\n[Vulnerable "{vulnerable}"]\n'
+            f'[Deal "N:AKQJ.AKQ.AKQ.AKQ T987.JT9.JT9.JT9 6543.876.876.876 2.5432.5432.5432"]\n'
+            f'[Scoring "Facit"]\n{{ 2S 10 }}\n{auction_tag}\n{calls}\n')
+
+
+@pytest.mark.parametrize("dealer, tag, calls, script", [
+    ("S", '[Auction "S"]', "1C 2S AC P", ("1C", "2S", "AC", "P")),  # our side's own call kept
+    ("E", '[ Auction "E"]', "1D AC 2D AC\nPass", ("1D", "AC", "2D", "AC", "P")),  # on after an AC
+    ("E", '[Auction "E" ]', "1d =1= AC PASS", ("1D", "AC", "P")),  # notes dropped, any case
+    ("W", '[Auction "w"]', "1NT AC AP", ("1NT", "AC", "P", "P", "P")),
+    ("N", '[Auction "W"]', "AC 1H AC", ("AC", "1H", "AC")),  # BW2 board 8: the dealer starts it
+    ("W", '[Auction "N"]', "AC 2S AC Pass", ("P", "AC", "2S", "AC", "P")),  # oct13 board 4: W passes first
+])
+def test_scripts_keep_their_calls_from_the_dealer(tmp_path, dealer, tag, calls, script):
+    problem, = facit.read_problems(write(tmp_path, scripted(1, dealer, "EW", tag, calls)))
+    assert (problem.dealer, problem.vulnerability, problem.script) == ("NESW".index(dealer), 2, script)
+
+
+def test_an_uncontested_problem_has_no_script(tmp_path):
+    problem, = facit.read_problems(write(tmp_path, scripted(1, "N", "All", "", "")))
+    assert (problem.dealer, problem.vulnerability, problem.script) == (0, 3, ())
+
+
+@pytest.mark.parametrize("fields, message", [
+    (("E", "None", '[Auction "E"]', "AC 1H"), r"board 1: Auction: an AC falls on East or West whether the calls "
+                                              r"start at E or at the dealer E"),
+    (("N", "None", '[Auction "N"]', "AC 1Z"), r"board 1: Auction: '1Z' is neither a call nor AC"),
+    (("Q", "None", "", ""), r"board 1: Dealer 'Q' is not a seat"),
+    (("N", "Some", "", ""), r"board 1: Vulnerable: vulnerability must be one of"),
+])
+def test_bad_scripts_name_file_board_and_field(tmp_path, fields, message):
+    with pytest.raises(InputError, match=message):
+        facit.read_problems(write(tmp_path, scripted(1, *fields)))
+
+
+def test_the_real_scripts(shared_dir):
+    """BW board 26 holds our side's opening; oct13_feb23_nov23_jun24 board 11 goes on after an AC
+    on a second line and board 4 starts a seat after its dealer."""
+    folder = shared_dir / "data/challenges/lorserker_ben/Challenges"
+    bw = {problem.board: problem for problem in facit.read_problems(folder / "BW.pbn")}
+    oct13 = {problem.board: problem for problem in facit.read_problems(folder / "oct13_feb23_nov23_jun24.pbn")}
+    assert (bw[26].dealer, bw[26].script) == (2, ("1C", "2S", "AC", "P"))
+    assert (oct13[11].dealer, oct13[11].script) == (1, ("1D", "AC", "2D", "AC", "P"))
+    assert (oct13[4].dealer, oct13[4].script) == (3, ("P", "AC", "2S", "AC", "P"))
+    assert sum(bool(problem.script) for problem in bw.values()) == 8 and bw[1].script == ()
 
 
 def result(board: int, contract: str, declarer: str, score_table: str, facit_score: int, running: int) -> str:

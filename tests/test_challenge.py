@@ -1,0 +1,204 @@
+"""`bridgeflow challenge`: BEN's Challenges problems bid along their scripts and scored by Facit.
+The rules of a scripted auction on hand-made problems with a stub agent; the rule agent end to end
+on real problem files (totals = award_points of the logged auctions, the PBN read back); and the
+command's one-line errors."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+from bridgeflow.dataset import facit, pbn, validate
+from bridgeflow.dataset.auction import replay
+from bridgeflow.dataset.encodings import call_name, parse_auction, parse_call
+from bridgeflow.dataset.record import BoardRecord
+from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
+from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
+from bridgeflow.training.evaluation import challenge
+
+from test_cli_errors import one_line_error, run_cli
+
+DEAL = "N:AKQJ.AKQ.AKQ.AKQ T987.JT9.JT9.JT9 6543.876.876.876 2.5432.5432.5432"
+
+
+class StubAgent:
+    """Makes the given calls in order and notes the seat of each decision it is asked for."""
+
+    name = "stub"
+
+    def __init__(self, calls: str):
+        self.calls = parse_auction(calls)
+        self.seats: list[int] = []
+
+    def next_call(self, hand, auction, dealer, vul) -> int:
+        self.seats.append((dealer + len(auction)) % 4)
+        return self.calls[len(self.seats) - 1]
+
+    def reseed(self, seed: int) -> None:
+        pass
+
+
+def problem(dealer: int, script: str, table: str = "4H 10 3H 6") -> facit.Problem:
+    return facit.Problem(1, DEAL, facit.parse_table(table.split(), False), dealer, 0, tuple(script.split()))
+
+
+def names(calls) -> str:
+    return " ".join(call_name(call) for call in calls)
+
+
+def test_an_opponents_scripted_call_made_illegal_becomes_pass_and_is_logged():
+    agent = StubAgent("1H 3H P")  # N 1H, S 3H: W's scripted 2S is no longer legal
+    bidding = challenge.bid_problem(problem(0, "AC 1S AC 2S"), agent)
+    assert names(bidding.calls) == "1H 1S 3H P P P"
+    assert bidding.substitutions == ["call 4 (W): scripted 2S 2S is not higher than 3H: Pass"]
+    assert agent.seats == [0, 2, 0]
+    assert (str(bidding.contract), bidding.contract.declarer, bidding.points) == ("3H", 0, 6)
+
+
+def test_our_sides_scripted_calls_are_forced_and_the_agent_bids_the_ac_places():
+    """BW board 26's shape: dealer S, `1C 2S AC P`: S's 1C is the script's, N's AC the agent's;
+    after the script E/W pass and the agent bids for both N and S."""
+    agent = StubAgent("3H 4H P")
+    bidding = challenge.bid_problem(problem(2, "1C 2S AC P"), agent)
+    assert names(bidding.calls) == "1C 2S 3H P 4H P P P"
+    assert agent.seats == [0, 2, 0] and bidding.substitutions == []
+    assert (bidding.contract.declarer, bidding.points) == (0, 10)
+
+
+def test_a_scripted_call_of_ours_made_illegal_is_the_agents_and_is_logged():
+    agent = StubAgent("4S P P")
+    bidding = challenge.bid_problem(problem(0, "AC P 2H"), agent)
+    assert names(bidding.calls) == "4S P P P"
+    assert bidding.substitutions == ["call 3 (S): scripted 2H 2H is not higher than 4S: the agent bid"]
+
+
+def test_uncontested_problems_are_bid_by_the_agent_for_n_and_s_alone():
+    agent = StubAgent("P 1S 4H P")
+    bidding = challenge.bid_problem(problem(2, ""), agent)
+    assert names(bidding.calls) == "P P 1S P 4H P P P"
+    assert agent.seats == [2, 0, 2, 0] and bidding.points == 10
+
+
+def test_a_passed_out_problem_scores_nothing():
+    bidding = challenge.bid_problem(problem(0, ""), StubAgent("P P"))
+    assert (names(bidding.calls), bidding.contract, bidding.points) == ("P P P P", None, 0)
+
+
+def challenges(shared_dir: Path) -> Path:
+    return shared_dir / "data/challenges/lorserker_ben/Challenges"
+
+
+def test_the_rule_agent_end_to_end_on_real_files(shared_dir, tmp_path, capsys):
+    """CTC_mayjun20 (16 uncontested, 4 scripted) and oct13_feb23_nov23_jun24 (scripts that go on
+    after an AC or start after the dealer): the totals are award_points of the logged auctions,
+    and the PBN written reads back as a Results file and through the ingest's reader."""
+    files = ["CTC_mayjun20.pbn", "oct13_feb23_nov23_jun24.pbn"]
+    status, err = run_cli(capsys, "challenge", *[item for name in files for item in
+                                                 ("--problems", str(challenges(shared_dir) / name))],
+                          "--agent", "rule", "--out", str(tmp_path))
+    assert status == 0, err
+    rows = pq.read_table(tmp_path / "boards.parquet").to_pylist()
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert "CTC_mayjun20.pbn" in (tmp_path / "report.txt").read_text()
+    for name in files:
+        problems = {problem.board: problem for problem in facit.read_problems(challenges(shared_dir) / name)}
+        logged = [row for row in rows if row["file"] == name]
+        assert [row["board"] for row in logged] == sorted(problems)
+        for row in logged:
+            problem = problems[row["board"]]
+            contract = replay(problem.dealer, parse_auction(row["auction"])).contract()
+            assert row["points"] == (facit.award_points(problem.table, contract.level, contract.strain,
+                                                        contract.doubled, contract.declarer) if contract else 0)
+            assert row["kind"] == ("scripted" if problem.script else "uncontested")
+            assert row["top_points"] == facit.top_points(problem.table)
+            for index, call in enumerate(problem.script):  # N/S's forced calls and E/W's made where legal
+                if call != facit.OUR_CALL and not row["substitutions"]:
+                    assert parse_auction(row["auction"])[index] == parse_call(call)
+        totals = metrics["files"][name]["rule"]
+        assert totals["all"]["points"] == sum(row["points"] for row in logged)
+        assert totals["all"]["max"] == sum(facit.top_points(problem.table) for problem in problems.values())
+        assert totals["all"]["percent"] == pytest.approx(facit.percent([row["points"] for row in logged],
+                                                                       [problem.table for problem in problems.values()]))
+        assert totals["scripted"]["boards"] == sum(bool(problem.script) for problem in problems.values()) > 0
+        assert totals["uncontested"]["points"] + totals["scripted"]["points"] == totals["all"]["points"]
+
+        written = tmp_path / challenge.pbn_name(name, "rule")
+        results = facit.read_results(written)
+        assert [(board.board, board.facit_score) for board in results] == [(row["board"], row["points"]) for row in logged]
+        assert [board.table for board in results] == [problems[row["board"]].table for row in logged]
+        assert results[-1].running_score == totals["all"]["points"]
+        records = [validate.check(record) for record in pbn.parse_pbn(written.read_bytes(), str(written))]
+        assert all(isinstance(record, BoardRecord) for record in records)
+        assert [(record.contract_level, record.contract_strain, record.contract_doubled, record.declarer)
+                for record in records] == [(board.level, board.strain, board.doubled, board.declarer) for board in results]
+        assert [names(record.auction) for record in records] == [row["auction"] for row in logged]
+
+
+def test_every_two_agents_get_a_paired_bootstrap_interval(shared_dir, tmp_path, capsys):
+    """An untrained toy BSM against the rule bidder: the difference in percent and its interval,
+    the same from the same seed; the search (toy BSM and NN-DDA) plays too."""
+    torch.manual_seed(0)
+    bsm = BSM(BSMConfig(hidden=16, layers=1, embed=8))
+    torch.save({"model_config": asdict(bsm.config), "model": bsm.state_dict()}, tmp_path / "model.pt")
+    nndda = NNDDA(NNDDAConfig(hidden=16, layers=1))
+    torch.save({"model_config": asdict(nndda.config), "model": nndda.state_dict()}, tmp_path / "nndda.pt")
+    argv = ["challenge", "--problems", str(challenges(shared_dir) / "CTC_mayjun20.pbn"), "--agent", "rule",
+            "--agent", "bsm", "--agent", "search", "--bsm", str(tmp_path / "model.pt"),
+            "--nndda", str(tmp_path / "nndda.pt"), "--set", "search.samples=2"]
+    runs = []
+    for out in ("first", "second"):
+        status, err = run_cli(capsys, *argv, "--out", str(tmp_path / out))
+        assert status == 0, err
+        runs.append(json.loads((tmp_path / out / "metrics.json").read_text())["paired"]["rule - bsm"])
+    paired = runs[0]
+    files = json.loads((tmp_path / "first" / "metrics.json").read_text())["files"]["CTC_mayjun20.pbn"]
+    assert paired["all"]["difference"] == pytest.approx(files["rule"]["all"]["percent"] - files["bsm"]["all"]["percent"])
+    assert paired["all"]["low"] <= paired["all"]["difference"] <= paired["all"]["high"]
+    assert paired["all"]["boards"] == 20 and runs[0] == runs[1]
+    assert sorted(path.name for path in (tmp_path / "first").glob("*.pbn")) == [
+        "CTC_mayjun20-bsm.pbn", "CTC_mayjun20-rule.pbn", "CTC_mayjun20-search.pbn"]
+    assert set(files) == {"rule", "bsm", "search"} and files["search"]["all"]["boards"] == 20
+
+
+@pytest.mark.parametrize("options, named", [
+    (["--problems", "no/such.pbn", "--agent", "rule"], "problem file (--problems) no/such.pbn: no such file"),
+    (["--problems", "BW", "--agent", "ben"], "--agent unknown agent 'ben'"),
+    (["--problems", "BW", "--agent", "rule", "--agent", "rule"], "--agent names one agent twice"),
+    (["--problems", "BW", "--agent", "bsm", "--bsm", "no/model.pt"], "BSM no/model.pt: no such file"),
+    (["--problems", "BW", "--agent", "rule", "--set", "boards=3"], "--set takes search params only"),
+    (["--problems", "BW", "--agent", "rule", "--set", "search.sample=3"], "unknown search params: ['sample']"),
+])
+def test_bad_arguments_are_one_line_errors(shared_dir, tmp_path, capsys, options, named):
+    options = [str(challenges(shared_dir) / "BW.pbn") if option == "BW" else option for option in options]
+    status, err = run_cli(capsys, "challenge", *options, "--out", str(tmp_path / "out"))
+    assert status == 2
+    assert named in one_line_error(err)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_bad_problem_file_names_file_board_and_field(tmp_path, capsys):
+    path = tmp_path / "problems.pbn"
+    path.write_text(f'[Board "7"]\n[Dealer "E"]\n[Vulnerable "None"]\n[Deal "{DEAL}"]\n[Scoring "Facit"]\n'
+                    '{ 4H 10 }\n[Auction "E"]\nAC 1H\n')
+    status, err = run_cli(capsys, "challenge", "--problems", str(path), "--agent", "rule", "--out", str(tmp_path / "out"))
+    assert status == 2
+    assert f"{path}: board 7: Auction: an AC falls on East or West" in one_line_error(err)
+
+
+@pytest.mark.parametrize("deal, named", [
+    ("", "Deal '': '' is not a seat"),
+    ("N:AKQJ.AKQ.AKQ.AKQ T987.JT9.JT9.JT9 6543.876.876.876", "not four hands of 13 different cards"),
+    ("N:AKQJ.AKQ.AKQ.AKQ T987.JT9.JT9.JT9 6543.876.876.876 2.5432.5432.543Z", "'Z' is not a rank"),
+])
+def test_a_bad_deal_names_file_board_and_field(tmp_path, capsys, deal, named):
+    path = tmp_path / "problems.pbn"
+    path.write_text(f'[Board "7"]\n[Dealer "E"]\n[Vulnerable "None"]\n[Deal "{deal}"]\n[Scoring "Facit"]\n{{ 4H 10 }}\n')
+    status, err = run_cli(capsys, "challenge", "--problems", str(path), "--agent", "rule", "--out", str(tmp_path / "out"))
+    assert status == 2
+    line = one_line_error(err)
+    assert f"{path}: board 7: Deal" in line and named in line

@@ -1,0 +1,341 @@
+"""Bidding problems scored by Facit (BEN's Challenges): `bridgeflow challenge`.
+
+    bridgeflow challenge --problems BW.pbn [--problems ...] --agent rule [--agent bsm@model.pt] \
+        --out data/challenge [--bsm MODEL] [--nndda MODEL] [--params params.yaml] [--set search.KEY=VALUE]
+
+Each problem is bid by the agent for N and S (DESIGN.md "Bidding problems (Facit)"): along a
+problem's script our side's scripted calls are forced and its `AC` places are the agent's; an
+opponent's scripted call is made if legal, else Pass (BEN's rule); after the script (and on
+uncontested problems, which have none) E/W pass and the agent bids N and S. Every call that is not
+the script's is logged as a substitution. The final contract is scored with the problem's award
+table (`facit.award_points`); percent = points / the sum of each board's top award.
+
+Agents are named as for `evaluate` (rule | bsm | bsm-sample | search, optionally @CHECKPOINT);
+each is reseeded per board from (--seed, file, board), so a board's auction does not depend on
+the others. Writes to --out:
+  boards.parquet       one row per (file, board, agent): auction, contract, points, top points,
+                       substitutions
+  report.txt           the totals, then every board: N/S hands, our auction, points, the top contract
+  metrics.json         totals per file and agent (uncontested and scripted apart) and, for every two
+                       agents, the paired bootstrap 95% interval of the difference in percent
+  STEM-AGENT.pbn       the agent's auctions shaped like BEN's Results files (Score Table and a
+                       Facit Score line per board; `facit.read_results` reads them back)"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from itertools import combinations
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import torch
+
+from bridgeflow.dataset import facit
+from bridgeflow.dataset.auction import AuctionState, Contract
+from bridgeflow.dataset.encodings import PASS, SEATS, VUL_NAMES, call_name, hand_to_pbn, parse_call, parse_pbn_hand
+from bridgeflow.dataset.errors import InputError, existing
+from bridgeflow.training.params import load_section
+from bridgeflow.training.search.monte_carlo import SearchConfig
+
+from .agents import Agent
+from .evaluate import AgentFactory
+
+BOOTSTRAP_DRAWS = 10_000
+KINDS = ("uncontested", "scripted")
+
+LOG_SCHEMA = pa.schema([
+    pa.field("file", pa.string()), pa.field("board", pa.int32()), pa.field("agent", pa.string()),
+    pa.field("kind", pa.string()), pa.field("dealer", pa.int8()), pa.field("vul", pa.int8()),
+    pa.field("auction", pa.string()), pa.field("contract", pa.string()), pa.field("points", pa.int32()),
+    pa.field("top_points", pa.int32()), pa.field("top_contract", pa.string()),
+    pa.field("substitutions", pa.list_(pa.string())),
+])
+
+
+@dataclass
+class Bidding:
+    """One problem bid by one agent: the calls from the dealer's seat, the final contract (None:
+    passed out), its Facit points and every call that is not the script's."""
+    calls: list[int]
+    contract: Contract | None
+    points: int
+    substitutions: list[str] = field(default_factory=list)
+
+
+def seat_hands(deal: str) -> list[list[int]]:
+    """A [Deal] text ('W:hand hand hand hand') -> the card indices of N, E, S, W."""
+    first, _, text = deal.partition(":")
+    if first.strip().upper() not in tuple(SEATS):
+        raise ValueError(f"{first!r} is not a seat")
+    start = SEATS.index(first.strip().upper())
+    hands = [[] for _ in range(4)]
+    for offset, hand in enumerate(text.split()):
+        hands[(start + offset) % 4] = parse_pbn_hand(hand)
+    return hands
+
+
+def check_deal(problem: facit.Problem, path: Path) -> None:
+    """InputError naming file, board and field unless the [Deal] gives four hands of 13 cards."""
+    try:
+        hands = seat_hands(problem.deal)
+    except ValueError as error:
+        raise InputError(f"{path}: board {problem.board}: Deal {problem.deal!r}: {error}") from None
+    counts = [len(hand) for hand in hands]
+    if counts != [13] * 4 or len({card for hand in hands for card in hand}) != 52:
+        raise InputError(f"{path}: board {problem.board}: Deal {problem.deal!r}: not four hands of 13 different cards")
+
+
+def bid_problem(problem: facit.Problem, agent: Agent) -> Bidding:
+    """Bid `problem` with `agent` for N/S along its script (module docstring: the rules)."""
+    hands = seat_hands(problem.deal)
+    state = AuctionState.start(problem.dealer)
+    substitutions = []
+    while not state.finished:
+        number, seat = len(state.calls), state.to_call
+        scripted = problem.script[number] if number < len(problem.script) else None
+        where = f"call {number + 1} ({SEATS[seat]})"
+        if seat % 2 == 0:
+            call = None if scripted in (None, facit.OUR_CALL) else parse_call(scripted)
+            if call is not None and not state.is_legal(call):
+                substitutions.append(f"{where}: scripted {scripted} {state.why_illegal(call)}: the agent bid")
+                call = None
+            if call is None:
+                call = agent.next_call(hands[seat], list(state.calls), problem.dealer, problem.vulnerability)
+        else:
+            call = PASS if scripted is None else parse_call(scripted)
+            if not state.is_legal(call):
+                substitutions.append(f"{where}: scripted {scripted} {state.why_illegal(call)}: Pass")
+                call = PASS
+        state.add(call)
+    contract = state.contract()
+    points = (facit.award_points(problem.table, contract.level, contract.strain, contract.doubled, contract.declarer)
+              if contract else 0)
+    return Bidding(list(state.calls), contract, points, substitutions)
+
+
+def contract_text(contract: Contract | None) -> str:
+    """A table's spelling, declarer first ('N4S', 'S3NX'); 'Pass' when passed out."""
+    if contract is None:
+        return "Pass"
+    return f"{SEATS[contract.declarer]}{contract.level}{facit.STRAIN_LETTERS[contract.strain]}" \
+           f"{facit.DOUBLED_SUFFIXES[contract.doubled]}"
+
+
+def top_contracts(table: facit.Table) -> str:
+    best = facit.top_points(table)
+    return " ".join(award.contract for award in table if award.points == best)
+
+
+def board_seed(seed: int, file: str, board: int) -> int:
+    key = f"{seed}\0{file}\0{board}".encode()
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little")
+
+
+def play(problem_files: dict[str, list[facit.Problem]], agents: dict[str, Agent], seed: int) -> list[dict]:
+    """Every problem of every file bid by every agent: the log rows (LOG_SCHEMA)."""
+    rows = []
+    for file, problems in problem_files.items():
+        for name, agent in agents.items():
+            for problem in problems:
+                agent.reseed(board_seed(seed, file, problem.board))
+                bidding = bid_problem(problem, agent)
+                rows.append({
+                    "file": file, "board": problem.board, "agent": name,
+                    "kind": KINDS[bool(problem.script)], "dealer": problem.dealer, "vul": problem.vulnerability,
+                    "auction": " ".join(call_name(call) for call in bidding.calls),
+                    "contract": contract_text(bidding.contract), "points": bidding.points,
+                    "top_points": facit.top_points(problem.table), "top_contract": top_contracts(problem.table),
+                    "substitutions": bidding.substitutions,
+                })
+    return rows
+
+
+def totals(rows: Sequence[dict]) -> dict:
+    points, best = sum(row["points"] for row in rows), sum(row["top_points"] for row in rows)
+    return {"points": points, "max": best, "percent": 100.0 * points / best if best else 0.0, "boards": len(rows)}
+
+
+def paired_interval(first: Sequence[dict], second: Sequence[dict], seed: int) -> dict:
+    """The difference in percent (first - second) on the same boards, with a paired bootstrap 95%
+    interval over boards (BOOTSTRAP_DRAWS draws, a fixed seed)."""
+    difference = np.array([a["points"] - b["points"] for a, b in zip(first, second)], float)
+    best = np.array([a["top_points"] for a in first], float)
+    draws = np.random.default_rng(seed).integers(0, len(best), (BOOTSTRAP_DRAWS, len(best)))
+    sums = best[draws].sum(axis=1)
+    percents = 100.0 * difference[draws].sum(axis=1) / np.where(sums > 0, sums, 1.0)
+    low, high = np.percentile(percents, [2.5, 97.5])
+    return {"difference": 100.0 * difference.sum() / best.sum() if best.sum() else 0.0,
+            "low": float(low), "high": float(high), "boards": len(best)}
+
+
+def summarise(rows: list[dict], agents: Sequence[str], seed: int) -> dict:
+    """Totals per file and agent (all, uncontested, scripted), and the agents' paired differences."""
+    files = list(dict.fromkeys(row["file"] for row in rows))
+    def chosen(file: str | None, agent: str, kind: str | None = None) -> list[dict]:
+        return [row for row in rows if row["agent"] == agent and file in (None, row["file"])
+                and kind in (None, row["kind"])]
+    out = {"files": {file: {agent: {"all": totals(chosen(file, agent))}
+                            | {kind: totals(chosen(file, agent, kind)) for kind in KINDS}
+                            for agent in agents} for file in files},
+           "all": {agent: totals(chosen(None, agent)) for agent in agents}, "paired": {}}
+    for first, second in combinations(agents, 2):
+        out["paired"][f"{first} - {second}"] = (
+            {file: paired_interval(chosen(file, first), chosen(file, second), seed) for file in files}
+            | {"all": paired_interval(chosen(None, first), chosen(None, second), seed)})
+    return out
+
+
+def summary_lines(metrics: dict) -> list[str]:
+    def cell(result: dict) -> str:
+        return f"{result['points']:>4}/{result['max']:<4} {result['percent']:5.1f}%"
+    lines = []
+    for file, by_agent in metrics["files"].items():
+        for agent, result in by_agent.items():
+            lines.append(f"{file:<28} {agent:<12} all {cell(result['all'])}   uncontested "
+                         f"{cell(result['uncontested'])} ({result['uncontested']['boards']})   scripted "
+                         f"{cell(result['scripted'])} ({result['scripted']['boards']})")
+    for pair, by_file in metrics["paired"].items():
+        for file, result in by_file.items():
+            if file == "all" and len(by_file) == 2:
+                continue  # one file: its own line says it
+            lines.append(f"{pair} on {file}: {result['difference']:+.1f} points of percent, 95% interval "
+                         f"[{result['low']:+.1f}, {result['high']:+.1f}] over {result['boards']} boards")
+    return lines
+
+
+def hand_line(cards: Sequence[int]) -> str:
+    """'S AK87  H A2  D Q94  C T432' (a void is '-')."""
+    return "  ".join(f"{suit} {holding or '-'}" for suit, holding in zip("SHDC", hand_to_pbn(cards).split(".")))
+
+
+def report_text(metrics: dict, rows: list[dict], problems: dict[str, dict[int, facit.Problem]]) -> str:
+    """The totals, then each board: dealer, vulnerability, N and S hands, each agent's auction,
+    contract and points against the top award."""
+    lines = ["Facit bidding challenge (our side N/S; points / sum of each board's top award)", "",
+             *summary_lines(metrics), ""]
+    for (file, board), board_rows in _by_board(rows).items():
+        problem = problems[file][board]
+        hands = seat_hands(problem.deal)
+        lines += [f"{file} board {board}: dealer {SEATS[problem.dealer]}, vulnerable {VUL_NAMES[problem.vulnerability]}, "
+                  f"{board_rows[0]['kind']}" + (f" ({' '.join(problem.script)})" if problem.script else ""),
+                  f"  N  {hand_line(hands[0])}", f"  S  {hand_line(hands[2])}",
+                  f"  top {board_rows[0]['top_points']}: {board_rows[0]['top_contract']}"]
+        for row in board_rows:
+            lines.append(f"  {row['agent']:<12} {row['contract']:<6} {row['points']:>3}/{row['top_points']:<3} "
+                         f"{SEATS[row['dealer']]}: {row['auction']}")
+            lines += [f"  {'':<12} substituted {text}" for text in row["substitutions"]]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _by_board(rows: list[dict]) -> dict[tuple[str, int], list[dict]]:
+    boards: dict[tuple[str, int], list[dict]] = {}
+    for row in rows:
+        boards.setdefault((row["file"], row["board"]), []).append(row)
+    return boards
+
+
+def results_pbn(rows: list[dict], problems: dict[int, facit.Problem], file: str, agent: str) -> str:
+    """One agent's auctions of one problem file, shaped like BEN's Results files."""
+    games, running = [f"% PBN 2.1\n% EXPORT\n% bridgeflow challenge: {file}, agent {agent}"], 0
+    for row in rows:
+        problem = problems[row["board"]]
+        running += row["points"]
+        contract = row["contract"]
+        declarer, played = ("", "Pass") if contract == "Pass" else (contract[0], contract[1:])
+        calls = [("PASS" if call == "P" else call) for call in row["auction"].split()]
+        auction = "\n".join(" ".join(calls[start:start + 4]) for start in range(0, len(calls), 4))
+        score_table = "".join(f" {_escape(award.contract):<5} {award.points:>4}\\n" for award in problem.table)
+        games.append(
+            f'[Event "{file}"]\n[Board "{row["board"]}"]\n[West "Facit"]\n[East "Facit"]\n'
+            f'[North "{agent}"]\n[South "{agent}"]\n[Dealer "{SEATS[problem.dealer]}"]\n'
+            f'[Vulnerable "{VUL_NAMES[problem.vulnerability]}"]\n[Deal "{problem.deal}"]\n'
+            f'[Declarer "{declarer}"]\n[Contract "{played}"]\n[Scoring "Facit"]\n'
+            f'[Auction "{SEATS[problem.dealer]}"]\n{auction}\n'
+            f'{{\nScore Table:\n\n{score_table}\n\nFacit Score: {row["points"]:>4}\\nRunning Score: {running:>4}\n}}\n')
+    return "\n".join(games)
+
+
+def _escape(contract: str) -> str:
+    """BEN's Score Table spelling: suit letters after the first character escaped (`4\\s`)."""
+    return contract[0] + re.sub(r"([CDHS])", lambda match: "\\" + match.group(1).lower(), contract[1:])
+
+
+def make_agents(names: Sequence[str], factory: AgentFactory) -> dict[str, Agent]:
+    if len(set(names)) != len(names):
+        raise InputError(f"--agent names one agent twice: {' '.join(names)}")
+    agents = {}
+    for name in names:
+        try:
+            agents[name] = factory.make(name)
+        except ValueError as error:
+            raise InputError(f"--agent {error}") from None
+    return agents
+
+
+def run(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(prog="bridgeflow challenge",
+                                     description="Bid BEN's Challenges problems and score them by Facit.")
+    parser.add_argument("--problems", action="append", required=True, metavar="FILE.pbn",
+                        help="a Challenges problem file (repeatable)")
+    parser.add_argument("--agent", action="append", required=True,
+                        help="rule | bsm | bsm-sample | search, optionally @CHECKPOINT (repeatable)")
+    parser.add_argument("--out", required=True, help="boards.parquet, report.txt, metrics.json, *.pbn go here")
+    parser.add_argument("--bsm", help="BSM checkpoint: training folder or model.pt; default: the one in models/bsm")
+    parser.add_argument("--nndda", help="NN-DDA model for the search: folder or nndda.pt; default: models/nndda")
+    parser.add_argument("--params", default="params.yaml", help="YAML with a `search:` section")
+    parser.add_argument("--set", action="append", default=[], metavar="search.KEY=VALUE",
+                        help="override a search param")
+    parser.add_argument("--seed", type=int, default=0, help="agents' per-board seeds and the bootstrap's")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)  # one decision at a time: one thread (see evaluate.run)
+    problems = {}
+    for path in args.problems:
+        path = existing(path, "problem file (--problems)")
+        if path.name in problems:
+            raise InputError(f"--problems names {path.name} twice")
+        problems[path.name] = facit.read_problems(path)
+        for problem in problems[path.name]:
+            check_deal(problem, path)
+    others = [item for item in args.set if not item.startswith("search.")]
+    if others:
+        raise InputError(f"--set takes search params only (search.KEY=VALUE), not {others[0]!r}")
+    try:
+        search_config = load_section(SearchConfig, args.params, "search", [item.removeprefix("search.") for item in args.set])
+    except ValueError as error:
+        raise InputError(f"search params ({args.params}, --set): {error}") from None
+    factory = AgentFactory(args.bsm, args.nndda, search_config)
+    try:
+        agents = make_agents(args.agent, factory)
+        rows = play(problems, agents, args.seed)
+    finally:
+        factory.close()
+    metrics = summarise(rows, list(agents), args.seed) | {
+        "agents": list(agents), "problems": [str(path) for path in args.problems], "seed": args.seed,
+        "checkpoints": factory.checkpoints, "search": asdict(search_config),
+        "bootstrap_draws": BOOTSTRAP_DRAWS}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=LOG_SCHEMA), out / "boards.parquet")
+    by_board = {file: {problem.board: problem for problem in file_problems} for file, file_problems in problems.items()}
+    (out / "report.txt").write_text(report_text(metrics, rows, by_board) + "\n")
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    for file in problems:
+        for agent in agents:
+            chosen = [row for row in rows if row["file"] == file and row["agent"] == agent]
+            (out / pbn_name(file, agent)).write_text(results_pbn(chosen, by_board[file], file, agent))
+    for line in summary_lines(metrics):
+        print(line)
+    return metrics
+
+
+def pbn_name(file: str, agent: str) -> str:
+    """'BW.pbn', 'bsm@m/model.pt' -> 'BW-bsm_m_model.pt.pbn'."""
+    return f"{Path(file).stem}-{re.sub(r'[^A-Za-z0-9.-]+', '_', agent)}.pbn"
