@@ -10,6 +10,7 @@ import hashlib
 import io
 import json
 import logging
+import os
 from pathlib import Path
 
 import torch
@@ -77,7 +78,7 @@ def ship(trained: Path, what: str, out: Path, command: str) -> Path:
         f"- schema_version: {SCHEMA_VERSION}",
         f"- trained by: `{command}`",
         f"- copied from `{source}` by `python -m bridgeflow.training.model_files --what {what} --trained {trained} "
-        f"--out {out}`",
+        f"--out {os.path.relpath(out)}`",
     ]) + "\n")
     return path
 
