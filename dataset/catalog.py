@@ -60,6 +60,9 @@ CREATE OR REPLACE MACRO call_name(call) AS
         CASE call WHEN 0 THEN 'P' WHEN 1 THEN 'X' WHEN 2 THEN 'XX'
                   ELSE ((call - 3) // 5 + 1)::VARCHAR || strain_name((call - 3) % 5) END
     END;
+-- a problem's script (records.problem_script) as text: call names, 'AC' where N/S are to call (-1)
+CREATE OR REPLACE MACRO script_text(script) AS
+    array_to_string(list_transform(script, lambda c: CASE WHEN c = -1 THEN 'AC' ELSE call_name(c) END), ' ');
 -- vul: none=0, NS=1, EW=2, both=3
 CREATE OR REPLACE MACRO is_vulnerable(vul, seat) AS
     CASE WHEN _is_code(vul, 0, 3) AND _is_code(seat, 0, 3) THEN
@@ -121,11 +124,24 @@ def view_sql(records: Path, quarantine: Path, dd: Path | None) -> list[str]:
     statements = [
         f"CREATE OR REPLACE VIEW records AS SELECT * FROM read_parquet('{_glob(records)}')",
         f"CREATE OR REPLACE VIEW quarantine AS SELECT * FROM read_parquet('{_glob(quarantine)}')",
-        # one row per distinct complete deal, with how often and where it was played
+        # one row per distinct complete deal, with how often and where it was played (a bidding
+        # problem on it is not a table: counted apart)
         """CREATE OR REPLACE VIEW deals AS
            SELECT deal_id, any_value(owner) AS owner, any_value(deal) AS deal, any_value(hcp) AS hcp,
-                  count(*) AS tables, count(DISTINCT source_file) AS files
+                  count(*) FILTER (WHERE award_table IS NULL) AS tables,
+                  count(*) FILTER (WHERE award_table IS NOT NULL) AS problems,
+                  count(DISTINCT source_file) AS files
            FROM records WHERE deal_id IS NOT NULL GROUP BY deal_id""",
+        # the bidding problems (award table, script; DESIGN.md "Bidding problems (Facit)") with
+        # each one's top award and the contracts that earn it
+        """CREATE OR REPLACE VIEW problems AS
+           SELECT record_id, deal_id, owner, deal, source_file, board, dealer, vulnerability,
+                  problem_script IS NOT NULL AS scripted, script_text(problem_script) AS script, top_points,
+                  array_to_string(list_transform(list_filter(award_table, lambda a: a.points = top_points),
+                                                 lambda a: a.contract), ' ') AS top_contracts,
+                  award_table, problem_script
+           FROM (SELECT *, coalesce(list_max(list_transform(award_table, lambda a: a.points)), 0) AS top_points
+                 FROM records WHERE award_table IS NOT NULL)""",
     ]
     if dd is not None:
         statements += [

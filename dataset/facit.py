@@ -38,9 +38,11 @@ from typing import Iterator, Sequence
 from .encodings import SEATS, call_name, parse_call, parse_vulnerability
 from .errors import InputError
 
+FACIT = "Facit"  # the [Scoring] value of a problem file's boards
 STRAIN_LETTERS = "CDHSN"  # the table's strain letters, in the encodings' strain order (N = NT)
 DOUBLED_SUFFIXES = ("", "X", "XX")
 OUR_CALL = "AC"  # a script's place where our side (N/S) is to call
+OUR_CALL_INDEX = -1  # OUR_CALL in a script of call indices (schema.RECORDS `problem_script`)
 
 # BEN's same-strain adjustments, copied as data from its --facit scoring (`contract_adjustments`
 # in lorserker/ben src/game.py, commit 7c2c558, GPL-3.0): a final contract named by a key also
@@ -159,17 +161,22 @@ def parse_table(words: Sequence[str], points_first: bool) -> Table:
     return tuple(table)
 
 
+def is_points_first(first_table_words: Sequence[str]) -> bool:
+    """A file's pair order from the words of its first non-empty table, as BEN decides: points
+    first when the first word is a whole number (`{10 4H 7 3H}`), else contract first."""
+    return bool(first_table_words) and first_table_words[0].isdigit()
+
+
 def read_problems(path: str | Path) -> list[Problem]:
     """Every board of a Challenges file, with its table; InputError naming file, board and field."""
     path = Path(path)
     games = list(_games(_text(path), path))
     tables = [(game, game.comment_after("Scoring")) for game in games]
-    first_words = next((text.split() for _, text in tables if text and text.split()), [])
-    points_first = bool(first_words) and first_words[0].isdigit()
+    points_first = is_points_first(next((text.split() for _, text in tables if text and text.split()), []))
     problems = []
     for game, text in tables:
         where = game.where(path)
-        if game.tags.get("Scoring") != "Facit" or text is None:
+        if game.tags.get("Scoring") != FACIT or text is None:
             raise InputError(f"{where}: no Facit award table ([Scoring \"Facit\"] and a {{...}} after it)")
         try:
             table = parse_table(text.split(), points_first)
@@ -180,7 +187,13 @@ def read_problems(path: str | Path) -> list[Problem]:
             vulnerability = parse_vulnerability(game.tags.get("Vulnerable", ""))
         except ValueError as error:
             raise InputError(f"{where}: Vulnerable: {error}") from None
-        script = _script(game, dealer, where) if "Auction" in game.tags else ()
+        script = ()
+        if "Auction" in game.tags:
+            named = _seat(game.tags["Auction"], f"{where}: Auction")
+            try:
+                script = parse_script(game.sections.get("Auction", []), named, dealer)
+            except ValueError as error:
+                raise InputError(f"{where}: Auction: {error}") from None
         problems.append(Problem(game.board(path), game.tags.get("Deal", ""), table, dealer, vulnerability, script))
     return problems
 
@@ -192,10 +205,12 @@ def _seat(text: str, where: str) -> int:
     return SEATS.index(letter)
 
 
-def _script(game: _Game, dealer: int, where: str) -> tuple[str, ...]:
-    """The [Auction] section's calls from the dealer's seat on (module docstring: which seat
-    starts them)."""
-    words = re.sub(r"=\d+=", " ", " ".join(game.sections.get("Auction", []))).upper().split()
+def parse_script(section: Sequence[str], named: int, dealer: int) -> tuple[str, ...]:
+    """A problem's script from its [Auction] section (its lines or words) and the seat the tag
+    names: the calls from the dealer's seat on (module docstring: which seat starts them). The PBN
+    reader of the ingest and `read_problems` both read scripts here. ValueError naming the word or
+    seat at fault."""
+    words = re.sub(r"=\d+=", " ", " ".join(section)).upper().split()
     calls = []
     for word in words:
         if word in (OUR_CALL, "AP"):
@@ -204,15 +219,19 @@ def _script(game: _Game, dealer: int, where: str) -> tuple[str, ...]:
         try:
             calls.append(call_name(parse_call(word)))
         except ValueError:
-            raise InputError(f"{where}: Auction: {word!r} is neither a call nor {OUR_CALL}") from None
-    named = _seat(game.tags["Auction"], f"{where}: Auction")
+            raise ValueError(f"{word!r} is neither a call nor {OUR_CALL}") from None
     for start in dict.fromkeys((named, dealer)):
         lead = (start - dealer) % 4  # seats before the script starts, from the dealer's
         fits = all((start + index) % 2 == 0 for index, call in enumerate(calls) if call == OUR_CALL)
         if fits and all((dealer + seat) % 2 == 1 for seat in range(lead)):
             return ("P",) * lead + tuple(calls)
-    raise InputError(f"{where}: Auction: an {OUR_CALL} falls on East or West whether the calls start "
-                     f"at {SEATS[named]} or at the dealer {SEATS[dealer]}")
+    raise ValueError(f"an {OUR_CALL} falls on East or West whether the calls start at {SEATS[named]} or at the "
+                     f"dealer {SEATS[dealer]}")
+
+
+def script_indices(script: Sequence[str]) -> list[int]:
+    """A script's call names as call indices, OUR_CALL_INDEX where our side is to call."""
+    return [OUR_CALL_INDEX if call == OUR_CALL else parse_call(call) for call in script]
 
 
 def read_results(path: str | Path) -> list[RobotBoard]:

@@ -38,6 +38,12 @@ Decisions where the standard is silent or real files disagree with it:
   suffix) and `$n` NAGs mark an alert; `=n=` (or `=n` glued to a call, as BBA writes `5C=1`)
   attaches `[Note "n:text"]` as the explanation; other suffixes (`?`, `!!`, `?!` ...) and
   irregularity marks (`^I`, `^S`) are ignored.
+* Bidding problems (BEN's Challenges files, DESIGN.md "Bidding problems (Facit)"): the first
+  `{...}` comment after `[Scoring "Facit"]` is the problem's award table, read by `facit` in the
+  pair order of the file's first non-empty table; a table whose `{` never closes ends before the
+  next line that starts with a tag, as BEN reads it (any other unterminated comment rejects its
+  game). A game with a table is a problem: its [Auction] section is the problem's script
+  (`facit.parse_script`: `AC` where our side is to call), kept apart from `auction`.
 * Declarer `"^X"` (an irregularity: X played the contract its partner won in the auction)
   records the auction's declarer, partner of X. Result `"^n"` is n tricks. A `"0"` with a
   contract and no play is what robot result files write on unplayed boards: `validate.check`
@@ -62,6 +68,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
+from . import facit
 from .auction import IllegalCall
 from .encodings import (
     PASS,
@@ -103,6 +110,7 @@ _TOKEN = re.compile(
         (?P<tag>\[\s*(?P<name>[A-Za-z0-9_]+)\s*"(?P<value>[^"\\\n]*(?:\\.[^"\\\n]*)*)"\s*\])
       | (?P<escape>(?<![^\n])%[^\n]*)
       | (?P<comment>\{[^}]*\}|;[^\n]*|\})
+      | (?P<open_comment>\{[^}]*?(?=\n[ \t]*\[))
       | (?P<words>[^\s{};\[\]"]+(?:\s+[^\s{};\[\]"%][^\s{};\[\]"]*)*)
       | (?P<string>"[^"\\\n]*(?:\\.[^"\\\n]*)*")
       | (?P<error>\[[^\]\n]*\]?|\{[^}]*|"[^\n]*|\S)
@@ -157,6 +165,7 @@ def parse_pbn(data: bytes, source_file: str, carried_tags: dict | None = None) -
     if carried_tags:
         carried.latest.update(carried_tags["latest"])
         carried.shared.update(carried_tags["shared"])
+        carried.points_first = carried_tags["points_first"]
     position = 0
     for chunk, chunk_line in _chunks(text):
         if per_game_decoding:
@@ -274,12 +283,13 @@ class _Tag:
 class _Game:
     """The tokens of one game inside a chunk."""
 
-    __slots__ = ("chunk", "start", "end", "tags", "notes", "error")
+    __slots__ = ("chunk", "start", "end", "tags", "notes", "award_text", "error")
 
     def __init__(self, chunk: str, start: int):
         self.chunk, self.start, self.end = chunk, start, len(chunk)
         self.tags: dict[str, _Tag] = {}
         self.notes: list[tuple[str, bool]] = []  # (value, after a Play section)
+        self.award_text: str | None = None  # the first comment after [Scoring "Facit"]: a problem's table
         self.error: RecordError | None = None
 
     def fail(self, reason: Reason, message: str, field_name: str) -> None:
@@ -317,6 +327,17 @@ def _games(chunk: str) -> Iterator[_Game]:
                 game.notes.append((value, "Play" in game.tags))
             elif name not in game.tags:
                 game.tags[name] = current
+        elif kind in ("comment", "open_comment"):
+            text = match.group(kind)
+            is_table = (current is not None and current.name == "Scoring" and current.value == facit.FACIT
+                        and game.award_text is None and text.startswith("{"))
+            if is_table:
+                game.award_text = text[1:].removesuffix("}")
+            elif kind == "open_comment":  # as an unterminated comment anywhere else: it takes the rest
+                game.fail(Reason.SYNTAX, f"unterminated comment on line "
+                          f"{chunk.count(chr(10), game.start, match.start(kind)) + 1} of the game",
+                          current.name if current is not None else "game")
+                break
         elif kind == "words" or kind == "string":
             words = match.group(kind)
             if current is None:
@@ -345,15 +366,24 @@ def _games(chunk: str) -> Iterator[_Game]:
 
 
 class _CarriedTags:
-    """Tag values that flow from one game to the next: '#' copies, '##' sharing, board inheritance."""
+    """What flows from one game to the next: '#' copies, '##' sharing, board inheritance, and the
+    pair order of the file's award tables (set by its first non-empty one, `facit.is_points_first`)."""
 
     def __init__(self) -> None:
         self.board: dict[str, str] = {}  # board tags of the previous game, if it read a deal
         self.latest: dict[str, str] = {}  # each tag's value in the latest game that had it
         self.shared: dict[str, str] = {}  # '##' values given to games that omit the tag
+        self.points_first: bool | None = None  # None until a game gives a non-empty award table
+
+    def state(self) -> dict:
+        """What parse_pbn's `carried_tags` takes to start where this state is."""
+        return {"latest": dict(self.latest), "shared": dict(self.shared), "points_first": self.points_first}
 
     def resolve(self, game: _Game) -> dict[str, str]:
-        """This game's tag values after copying; records a copying error on the game."""
+        """This game's tag values after copying; records a copying error on the game. Its award
+        table, the file's first, fixes the pair order."""
+        if self.points_first is None and game.award_text is not None and game.award_text.split():
+            self.points_first = facit.is_points_first(game.award_text.split())
         values: dict[str, str] = {}
         for name, tag in game.tags.items():
             value = tag.value
@@ -390,15 +420,16 @@ def _read_game(record: BoardRecord, game: _Game, carried: _CarriedTags) -> Board
     try:
         if game.error is not None:
             raise game.error
-        _fill_record(record, game, values)
+        _fill_record(record, game, values, bool(carried.points_first))
     except RecordError as error:
         result = record.reject(error.reason, error.message, error.field)
     carried.read(values, result)
     return result
 
 
-def _fill_record(record: BoardRecord, game: _Game, values: dict[str, str]) -> None:
-    """Set every field the tags give; raises RecordError naming the tag at fault."""
+def _fill_record(record: BoardRecord, game: _Game, values: dict[str, str], points_first: bool) -> None:
+    """Set every field the tags give (an award table read in the file's pair order, `points_first`);
+    raises RecordError naming the tag at fault."""
     get = values.get
     record.owner = _parse_deal(get("Deal", ""))
     record.event = get("Event") or None
@@ -416,7 +447,11 @@ def _fill_record(record: BoardRecord, game: _Game, values: dict[str, str]) -> No
     record.declarer = _parse_declarer(get("Declarer", ""))
     _parse_contract(record, get("Contract", ""))
     record.tricks = _parse_result(get("Result", ""), record.declarer)
-    if "Auction" in game.tags:
+    if game.award_text is not None and record.scoring == facit.FACIT:
+        record.award_table = _parse_award_table(game.award_text, points_first)
+    if "Auction" in game.tags and record.award_table is not None:
+        record.problem_script = _parse_script(values["Auction"], game.tags["Auction"].words, record.dealer)
+    elif "Auction" in game.tags:
         _parse_auction(record, values["Auction"], game.tags["Auction"].words, game.notes)
     if "Play" in game.tags:
         record.play = _parse_play(values["Play"], game.tags["Play"].words, _trump(record))
@@ -426,6 +461,28 @@ def _fill_record(record: BoardRecord, game: _Game, values: dict[str, str]) -> No
             tag = game.tags.get(name)
             section = tag.section_text(game.chunk) if tag is not None else ""
             record.tags[name] = f"{value}\n{section}" if section else value
+
+
+def _parse_award_table(text: str, points_first: bool) -> list[tuple[str, int]]:
+    try:
+        table = facit.parse_table(text.split(), points_first)
+    except ValueError as error:
+        raise RecordError(Reason.SYNTAX, f"award table: {error}", "Scoring") from None
+    return [(award.contract, award.points) for award in table]
+
+
+def _parse_script(seat_text: str, words: list[str], dealer: int | None) -> list[int] | None:
+    """A problem's [Auction]: its script as call indices from the dealer, facit.OUR_CALL_INDEX
+    where our side is to call; None when it holds no call."""
+    named = _parse_seat(seat_text, "Auction")
+    if named is None or dealer is None:
+        raise RecordError(Reason.UNKNOWN_VALUE, "a problem's script needs the seat of [Auction] and a [Dealer]",
+                          "Auction")
+    try:
+        script = facit.parse_script(words, named, dealer)
+    except ValueError as error:
+        raise RecordError(Reason.SYNTAX, str(error), "Auction") from None
+    return facit.script_indices(script) or None
 
 
 def _parse_deal(text: str) -> np.ndarray | None:
@@ -834,8 +891,7 @@ def range_starts(blocks: Iterable[bytes], every: int) -> list[tuple[int, int, in
                     continue
                 for game in _games(chunk):
                     if cut_wanted and ("Deal" in game.tags or "Board" in game.tags):
-                        starts.append((offset, line, position,
-                                       {"latest": dict(carried.latest), "shared": dict(carried.shared)}))
+                        starts.append((offset, line, position, carried.state()))
                         last_cut = offset
                     cut_wanted = False
                     carried.resolve(game)
@@ -906,6 +962,10 @@ def format_pbn(record: BoardRecord) -> str:
     tag(f'[Deal "{_deal_text(record.owner, record.dealer or 0)}"]' if record.owner is not None else '[Deal ""]')
     if record.scoring is not None:
         tag(f'[Scoring "{_escape(record.scoring)}"]')
+    if record.award_table is not None:
+        if record.scoring != facit.FACIT:
+            raise ValueError(f'an award table needs [Scoring "{facit.FACIT}"]')
+        tag("{" + " ".join(f"{contract} {points}" for contract, points in record.award_table) + "}")
     if record.declarer is not None:
         tag(f'[Declarer "{SEATS[record.declarer]}"]')
     if record.contract_level is not None:
@@ -918,6 +978,12 @@ def format_pbn(record: BoardRecord) -> str:
         tag(f'[Score "{_escape(record.source_score)}"]')
     if record.auction is not None:
         _write_auction(record, lines)
+    if record.problem_script is not None:
+        if record.dealer is None or record.award_table is None or record.auction is not None:
+            raise ValueError("a problem's script needs a dealer and an award table, and no auction")
+        tag(f'[Auction "{SEATS[record.dealer]}"]')
+        tag(" ".join(facit.OUR_CALL if call == facit.OUR_CALL_INDEX else _CALL_TEXT[call]
+                     for call in record.problem_script))
     if record.play:
         _write_play(record, lines)
     if record.dd_tricks is not None:

@@ -84,6 +84,11 @@ class BoardRecord:
     tricks: int | None = None  # tricks taken by declarer
     claim: int | None = None  # tricks claimed by declarer (LIN mc)
 
+    # A bidding problem (DESIGN.md "Bidding problems (Facit)"), not a board played: its [Auction]
+    # is a script, never `auction`.
+    award_table: list[tuple[str, int]] | None = None  # (contract, points) in the file's order
+    problem_script: list[int] | None = None  # call indices from dealer, facit.OUR_CALL_INDEX where N/S call
+
     play: list[int] | None = None  # cards in the order played
     source_score: str | None = None  # the source's own score text, as given
     dd_tricks: list[int | None] | None = None  # 20 cells, [declarer N,E,S,W][strain C,D,H,S,NT]

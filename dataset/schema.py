@@ -2,7 +2,19 @@
 accepted `BoardRecord` into a records row (derived columns included).
 
 Layouts follow DESIGN.md: owner int8[52] (seat per card, -1 unknown), dd_tricks int8[20] =
-[declarer N,E,S,W][strain C,D,H,S,NT] flattened declarer-major."""
+[declarer N,E,S,W][strain C,D,H,S,NT] flattened declarer-major.
+
+A bidding problem (a board of BEN's Challenges files: `[Scoring "Facit"]` and an award table in
+the comment after it, `dataset.facit`) is a records row with its deal, dealer and vulnerability and
+two columns of its own, both null on every other row:
+  award_table     list<struct<contract, points>>: the table's pairs in the file's order, contract
+                  normalised as facit does ("4S", "N6N", "E5CX", "E2HP" kept though it never
+                  matches), a points-first file's pairs swapped;
+  problem_script  list<int8>: the [Auction] section from the dealer's seat, call indices where the
+                  script gives a call (the opponents' calls and our side's own), -1 where our side
+                  (N/S) is to call (the file's AC); null for an uncontested problem.
+Its auction, contract and result columns are null: a script is not an auction, so nothing that
+reads `auction` (the BSM's training data, the catalog's views) takes a problem for a board played."""
 
 from __future__ import annotations
 
@@ -15,7 +27,8 @@ from .encodings import CARD_HCP, deal_id, deal_to_pbn
 from .record import BoardRecord, Rejected
 
 # The version of every stored layout (Parquet schemas, manifests, summaries, model cards): bump it
-# when a column or key changes meaning, so a reader can tell old files from new ones.
+# when a column or key changes meaning, so a reader can tell old files from new ones. A new column
+# that is null wherever older files hold a row (award_table, problem_script) changes no meaning.
 SCHEMA_VERSION = 1
 VERSION_METADATA = {"bridgeflow_schema_version": str(SCHEMA_VERSION)}
 
@@ -26,6 +39,7 @@ PARQUET_OPTIONS = {"compression": "zstd", "row_group_size": 64 * 1024}
 # null fixed-size list does not read back.
 OWNER = pa.list_(pa.int8())  # 52
 DD_TABLE = pa.list_(pa.int8())  # 20
+AWARD = pa.struct([pa.field("contract", pa.string()), pa.field("points", pa.int32())])
 CARD_SUIT = np.arange(52) // 13
 
 RECORDS = pa.schema(
@@ -47,10 +61,14 @@ RECORDS = pa.schema(
         pa.field("hcp", pa.list_(pa.int8())),  # 4: per seat N,E,S,W
         pa.field("suit_lengths", pa.list_(pa.int8())),  # 16: [seat][suit C,D,H,S]
         # the auction
-        pa.field("auction", pa.list_(pa.int8())),  # call indices from dealer; null = none given
+        pa.field("auction", pa.list_(pa.int8())),  # call indices from dealer; null = none given (or a problem)
         pa.field("alerts", pa.list_(pa.bool_())),
         pa.field("explanations", pa.list_(pa.string())),
         pa.field("auction_complete", pa.bool_()),
+        # a bidding problem (DESIGN.md "Bidding problems (Facit)"): a deal with an award table, not
+        # a board played (its auction, contract and result are null); both columns null elsewhere
+        pa.field("award_table", pa.list_(AWARD)),  # (contract, points) in the file's order: "4S", "N6N", "E5CX"
+        pa.field("problem_script", pa.list_(pa.int8())),  # from dealer: calls, -1 where N/S call; null = none
         # the contract and result
         pa.field("contract", pa.string()),  # "4HX", "Pass" for passed out
         pa.field("contract_level", pa.int8()),  # 0 = passed out
@@ -143,6 +161,9 @@ def records_row(record: BoardRecord, record_id_value: int) -> dict:
         "alerts": record.alerts,
         "explanations": record.explanations,
         "auction_complete": record.auction_complete,
+        "award_table": None if record.award_table is None else [
+            {"contract": contract, "points": points} for contract, points in record.award_table],
+        "problem_script": record.problem_script,
         "contract": contract,
         "contract_level": record.contract_level,
         "contract_strain": record.contract_strain,
