@@ -204,7 +204,7 @@ def test_the_duckdb_cli_lists_the_problems(ingested):
     result = subprocess.run([str(Path(sys.executable).with_name("duckdb")), "-readonly", "-csv",
                              str(out / "bridge.duckdb"), "-c", query], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["board,script,top_contracts", "3,1H AC P,7S", "8,-,S6N"]
+    assert result.stdout.splitlines() == ["board,script,top_contracts", "3,1H AC P,7S", "8,-,S6N"]
 
 
 def test_a_file_in_pieces_reads_its_tables_in_the_files_order():
