@@ -118,8 +118,8 @@ class BenServer:
 
     def __init__(self, call_timeout: dict[bool, float] | None = None):
         self.call_timeout = dict(call_timeout or CALL_TIMEOUT)
-        self.python = ensure_venv()
         self.home = ben_home()
+        self.python = ensure_venv()
         self.process: subprocess.Popen | None = None
         self.restarts = 0  # servers started again after one was lost
         self.startup_seconds: list[float] = []
