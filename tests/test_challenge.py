@@ -224,7 +224,7 @@ def test_compare_sets_auctions_beside_a_results_file(shared_dir, tmp_path, capsy
                           "--agent", "rule", "--compare", str(results), "--out", str(tmp_path))
     assert status == 0, err
     metrics = json.loads((tmp_path / "metrics.json").read_text())
-    compared = metrics["comparisons"][results.name]["rule"]
+    compared = metrics["comparisons"][results.stem]["rule"]
     theirs = {board.board: board for board in facit.read_results(results)}
     rows = {row["board"]: row for row in pq.read_table(tmp_path / "boards.parquet").to_pylist()}
     assert compared["problems"] == "CTC_mayjun20.pbn" and compared["boards"] == len(theirs) == 20
@@ -232,9 +232,12 @@ def test_compare_sets_auctions_beside_a_results_file(shared_dir, tmp_path, capsy
         assert board["their_auction"] == " ".join(theirs[board["board"]].auction)
         assert (board["first_difference"] is None) == (rows[board["board"]]["auction"] == board["their_auction"])
     assert compared["identical_auctions"] == sum(board["first_difference"] is None for board in compared["per_board"])
+    # GIB-BBO-8712 bid boards 11 and 19 (`[ Auction "E"]`) as uncontested: E passed, not the scripted 1D / 1S.
+    assert [board["board"] for board in compared["per_board"] if not board["their_script_kept"]] == [11, 19]
+    assert compared["boards_script_kept"] == 18
     assert compared["their_points"] == theirs[20].running_score == 115
     assert compared["points"] == metrics["files"]["CTC_mayjun20.pbn"]["rule"]["all"]["points"]
-    assert f"rule vs {results.name}: {compared['identical_auctions']}/20 identical auctions" in (tmp_path / "report.txt").read_text()
+    assert f"rule vs {results.stem}: {compared['identical_auctions']}/20 identical auctions" in (tmp_path / "report.txt").read_text()
     our_calls = sum((row["dealer"] + index) % 2 == 0 for row in rows.values()
                     for index, _ in enumerate(row["auction"].split()))  # N/S's, a few scripted
     assert our_calls - 10 < metrics["time_per_decision"]["rule"]["decisions"] <= our_calls
@@ -250,3 +253,15 @@ def test_ben_nosearch_takes_the_challenge(ben_dir, tmp_path, capsys):
     timing = metrics["time_per_decision"]["ben-nosearch"]
     assert timing["engine"]["decisions"] == timing["decisions"] > 20
     assert timing["engine"]["mean_ms"] <= timing["mean_ms"]
+
+
+def test_kept_script_follows_bens_rule():
+    """Scripted E/W calls are made if legal, else Pass; our side's calls are free."""
+    scripted = problem(0, "AC P AC 1S")
+    assert challenge.kept_script(scripted, ["1C", "P", "1D", "1S", "P", "P", "P"]) is True
+    assert challenge.kept_script(scripted, ["1C", "P", "1D", "P", "P", "P"]) is False  # W's 1S was legal
+    assert challenge.kept_script(scripted, ["2C", "P", "2D", "P", "2H", "P", "P", "P"]) is True  # 1S was not
+    assert challenge.kept_script(scripted, ["2C", "P", "2D", "2S", "P", "P", "P"]) is False
+    assert challenge.kept_script(scripted, ["1C", "X", "1D", "1S", "P", "P", "P"]) is False
+    with pytest.raises(ValueError):
+        challenge.kept_script(scripted, ["1C", "P", "1C"])

@@ -20,8 +20,8 @@ the others. Writes to --out:
   report.txt           the totals, then every board: N/S hands, our auction, points, the top contract
   metrics.json         totals per file and agent (uncontested and scripted apart), time per decision
                        per agent, and, for every two agents, the paired bootstrap 95% interval of
-                       the difference in percent; with --compare, per Results file and agent
-                       (`comparison`)
+                       the difference in percent; with --compare, per Results file (its stem)
+                       and agent (`comparisons`)
   STEM-AGENT.pbn       the agent's auctions shaped like BEN's Results files (Score Table and a
                        Facit Score line per board; `facit.read_results` reads them back)
 
@@ -230,10 +230,33 @@ def first_difference(ours: Sequence[str], theirs: Sequence[str], dealer: int) ->
     return None
 
 
+def kept_script(problem: facit.Problem, auction: Sequence[str]) -> bool:
+    """Whether a robot's auction has the problem's scripted E/W calls, each made if legal, else Pass
+    (BEN's own runs bid CTC_mayjun20 boards 11 and 19, tagged `[ Auction "E"]`, as uncontested)."""
+    state = AuctionState.start(problem.dealer)
+    for index, call in enumerate(auction):
+        scripted = problem.script[index] if index < len(problem.script) else facit.OUR_CALL
+        if scripted != facit.OUR_CALL and (problem.dealer + index) % 2 == 1:
+            made = parse_call(scripted) if state.is_legal(parse_call(scripted)) else PASS
+            if parse_call(call) != made:
+                return False
+        state.add(parse_call(call))
+    return True
+
+
+def _kept_script(problem: facit.Problem, auction: Sequence[str], path: Path) -> bool:
+    try:
+        return kept_script(problem, auction)
+    except ValueError as error:  # an illegal call in the file's auction
+        raise InputError(f"{path}: board {problem.board}: Auction: {error}") from None
+
+
 def comparison(rows: Sequence[dict], problems: dict[str, list[facit.Problem]], path: Path, agents: Sequence[str]) -> dict:
-    """Per agent, its auctions beside those of Results file `path` (module docstring)."""
+    """Per agent, its auctions beside those of Results file `path` (module docstring), also counted
+    over the boards where the file kept the problem's script (`kept_script`)."""
     theirs = facit.read_results(path)
     file = results_file_of(problems, theirs, path)
+    by_board = {problem.board: problem for problem in problems[file]}
     out = {}
     for agent in agents:
         ours = {row["board"]: row for row in rows if row["file"] == file and row["agent"] == agent}
@@ -242,10 +265,14 @@ def comparison(rows: Sequence[dict], problems: dict[str, list[facit.Problem]], p
             row = ours[board.board]
             boards.append({"board": board.board, "auction": row["auction"], "their_auction": " ".join(board.auction),
                            "first_difference": first_difference(row["auction"].split(), board.auction, row["dealer"]),
+                           "their_script_kept": _kept_script(by_board[board.board], board.auction, path),
                            "points": row["points"], "their_points": board.facit_score, "top_points": row["top_points"]})
         identical = sum(board["first_difference"] is None for board in boards)
+        kept = [board for board in boards if board["their_script_kept"]]
         out[agent] = {"problems": file, "boards": len(boards), "identical_auctions": identical,
                       "share_identical": identical / len(boards) if boards else 0.0,
+                      "boards_script_kept": len(kept),
+                      "identical_where_script_kept": sum(board["first_difference"] is None for board in kept),
                       "points": sum(board["points"] for board in boards),
                       "their_points": sum(board["their_points"] for board in boards),
                       "max": sum(board["top_points"] for board in boards), "per_board": boards}
@@ -257,8 +284,9 @@ def comparison_lines(comparisons: dict) -> list[str]:
     for results, by_agent in comparisons.items():
         for agent, result in by_agent.items():
             lines.append(f"{agent} vs {results}: {result['identical_auctions']}/{result['boards']} identical auctions "
-                         f"({100 * result['share_identical']:.0f}%); Facit {result['points']}/{result['max']} against "
-                         f"their {result['their_points']}/{result['max']}")
+                         f"({100 * result['share_identical']:.0f}%; {result['identical_where_script_kept']}/"
+                         f"{result['boards_script_kept']} where it kept the scripts); Facit {result['points']}/"
+                         f"{result['max']} against their {result['their_points']}/{result['max']}")
     return lines
 
 
@@ -310,7 +338,8 @@ def report_text(metrics: dict, rows: list[dict], problems: dict[str, dict[int, f
                 where = theirs["first_difference"]
                 lines.append(f"  {'':<12} {results} ({theirs['their_points']}): " + (
                     "the same auction" if where is None else
-                    f"differs at call {where['call']} ({where['seat']}): {where['ours']} against {where['theirs']}"))
+                    f"differs at call {where['call']} ({where['seat']}): {where['ours']} against {where['theirs']}")
+                    + ("" if theirs["their_script_kept"] else ", their auction leaves the script"))
         lines.append("")
     return "\n".join(lines)
 
@@ -413,7 +442,7 @@ def run(argv: list[str] | None = None) -> dict:
         "checkpoints": factory.checkpoints, "search": asdict(search_config),
         "bootstrap_draws": BOOTSTRAP_DRAWS, "time_per_decision": timings}
     if compared:
-        metrics["comparisons"] = {path.name: comparison(rows, problems, path, list(agents)) for path in compared}
+        metrics["comparisons"] = {path.stem: comparison(rows, problems, path, list(agents)) for path in compared}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_pylist(rows, schema=LOG_SCHEMA), out / "boards.parquet")
