@@ -470,6 +470,6 @@ def run(argv: list[str] | None = None) -> dict:
     if (out / "_progress").exists():
         shutil.rmtree(out / "_progress")  # this run's parts and any stale ones of other keys
     for name, result in [*metrics["matches"].items(), *metrics["paired"].items()]:
-        print(f"{name:>28}: {result['mean_imps']:+.2f} IMPs/board, se {result['se'] or float('nan'):.2f},"
+        print(f"{name:>28}: {result['mean_imps']:+.2f} IMPs/board, se {float('nan') if result['se'] is None else result['se']:.2f},"
               f" {result['boards']} boards")
     return metrics
