@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -249,3 +250,40 @@ def test_the_licence_boundary():
                 names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
                          else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
                 assert not {name.split(".")[0] for name in names} & bens, (path, names)
+
+
+def test_an_unreadable_reply_is_a_lost_server(server, monkeypatch):
+    """A line that is not JSON (say, a library writing to stdout) restarts the server and replays."""
+    restarts, send = server.restarts, server._send
+    garbled = []
+
+    def send_then_garble(request):
+        send(request)
+        if not garbled:
+            garbled.append(server.process.pid)
+            server._buffer = b"DDS says hello\n"
+    monkeypatch.setattr(server, "_send", send_then_garble)
+    reply = server.bid(ben.ben_request(parse_pbn_hand("AKT963.A6.AKT9.6"), [0, 0, 0], 1, 0, False))
+    assert reply["call"] == "1S" and server.restarts == restarts + 1 and server.process.pid != garbled[0]
+
+
+def test_the_virtualenv_is_rebuilt_only_when_its_requirements_change(tmp_path, monkeypatch):
+    """A stale or missing marker rebuilds from scratch (the marker written last); a current one
+    does nothing."""
+    commands = []
+
+    def run(command, what):
+        commands.append(command[1:3])
+        if command[1:3] == ["-m", "venv"]:
+            (Path(command[3]) / "bin").mkdir(parents=True)
+    monkeypatch.setattr(ben, "_run", run)
+    folder = tmp_path / "venv"
+    assert ben.ensure_venv(folder) == folder / "bin" / "python"
+    assert commands == [["-m", "venv"], ["-m", "pip"]]
+    assert (folder / ".requirements").read_text().strip() == ben.requirements_hash()
+    ben.ensure_venv(folder)
+    assert len(commands) == 2
+    (folder / ".requirements").write_text("stale\n")
+    (folder / "bin" / "leftover").write_text("")
+    ben.ensure_venv(folder)
+    assert len(commands) == 4 and not (folder / "bin" / "leftover").exists()

@@ -10,7 +10,8 @@ first use); this module spawns it and speaks its JSON-lines protocol (docs/ben.m
   dummy, DDS 2.9 through the server's dds3 shim). Both are deterministic: BEN seeds from the hand.
 - One server per process, started when the first BEN agent is made (so start-up is never timed as
   a decision) and shared by every BEN agent of the process; it ends when its stdin closes, with us.
-- Every call has a timeout; a server that dies or times out is restarted and the call sent again
+- Every call has a timeout; a server that dies, times out or garbles a reply is restarted and the
+  call sent again
   (a request holds the whole situation, so the replay gives the call an unbroken run would have);
   after ATTEMPTS failures on one call BenFailed is raised: a board is never scored without BEN.
 
@@ -183,7 +184,10 @@ class BenServer:
                 raise _Lost(self._death())
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
-        return json.loads(line)
+        try:
+            return json.loads(line)
+        except ValueError:
+            raise _Lost(f"an unreadable reply {line[:200]!r}") from None
 
     def _death(self) -> str:
         code = self.process.wait(timeout=10)
