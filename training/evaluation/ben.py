@@ -11,9 +11,9 @@ first use); this module spawns it and speaks its JSON-lines protocol (docs/ben.m
 - One server per process, started when the first BEN agent is made (so start-up is never timed as
   a decision) and shared by every BEN agent of the process; it ends when its stdin closes, with us.
 - Every call has a timeout; a server that dies, times out or garbles a reply is restarted and the
-  call sent again
-  (a request holds the whole situation, so the replay gives the call an unbroken run would have);
-  after ATTEMPTS failures on one call BenFailed is raised: a board is never scored without BEN.
+  call sent again (a request holds the whole situation, so the replay gives the call an unbroken
+  run would have); after ATTEMPTS failures on one call BenFailed is raised: a board is never
+  scored without BEN.
 
 Where things are: BEN's folder is BRIDGEFLOW_BEN or ../shared/third_party/ben next to the
 checkout; the virtualenv BRIDGEFLOW_BEN_VENV or .ben-venv in the checkout."""
