@@ -198,8 +198,8 @@ def test_dds3_shim_agrees_with_our_dds(ben_python):
 
 
 def test_bens_search_reaches_the_dd_solver(ben_python):
-    """`ben`: BEN's search solves sampled deals through the shim (counted) and bids; `ben-nosearch`
-    on the same call never solves."""
+    """`ben`: BEN's search solves sampled deals through the shim (counted) and bids, the same twice;
+    `ben-nosearch` on the same call never solves."""
     code = ("import sys, json\n"
             "sys.stdout = sys.stderr\n"  # BEN's prints
             f"sys.argv = ['ben_server', '--ben', {str(ben.ben_home())!r}]\n"
@@ -211,14 +211,15 @@ def test_bens_search_reaches_the_dd_solver(ben_python):
             # South over 1D 3C, two candidates: BEN's search (200 samples each) decides.
             "request = {'hand': 'A9862.K53.AK8.J5', 'dealer': 3, 'vulnerability': [False, False],"
             " 'auction': ['PASS', '1D', '3C']}\n"
-            "calls = {}\n"
-            "for search in (False, True):\n"
+            "calls = []\n"
+            "for search in (False, True, True):\n"
             "    before = len(solved)\n"
-            "    calls[search] = (bidders.bid(request | {'search': search}), len(solved) - before)\n"
-            "sys.__stdout__.write(json.dumps([calls[False], calls[True]]))\n")
-    (nosearch_call, nosearch_solves), (search_call, search_solves) = json.loads(run_in_ben_venv(ben_python, code).splitlines()[-1])
-    assert nosearch_solves == 0 and search_solves > 0
-    assert {nosearch_call, search_call} <= set(ben.BEN_CALLS)
+            "    calls.append((bidders.bid(request | {'search': search}), len(solved) - before))\n"
+            "sys.__stdout__.write(json.dumps(calls))\n")
+    (nosearch_call, nosearch_solves), searched, again = json.loads(run_in_ben_venv(ben_python, code).splitlines()[-1])
+    assert nosearch_solves == 0 and searched[1] > 0
+    assert {nosearch_call, searched[0]} <= set(ben.BEN_CALLS)
+    assert again == searched  # the search is deterministic too: same call, same samples solved
 
 
 def test_hands_reach_ben_as_the_player_to_acts(server, boards, monkeypatch):
