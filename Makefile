@@ -5,7 +5,7 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv repro test lock clean-venv
+.PHONY: venv repro test lock clean-venv ben-venv
 
 venv: $(VENV)/.installed
 
@@ -27,6 +27,10 @@ lock:
 	  echo "# Regenerate after changing pyproject.toml's dependencies: make lock"; \
 	  .lock-venv/bin/python -m pip freeze --all --exclude-editable; } > requirements.lock
 	rm -rf .lock-venv
+
+# The BEN server's own virtualenv, .ben-venv/ (docs/ben.md); a `ben` agent also builds it on first use.
+ben-venv: venv
+	$(BIN)/python -m bridgeflow.training.evaluation.ben
 
 repro: venv
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/dvc repro

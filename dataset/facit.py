@@ -102,8 +102,9 @@ class Problem:
 @dataclass(frozen=True)
 class RobotBoard:
     """A board of a Results file: the final contract a robot reached (level 0 = passed out; strain,
-    doubled and declarer as in `record.BoardRecord`), the Score Table embedded in its comment, and
-    the points the file says BEN's scoring gave it and the file's total so far."""
+    doubled and declarer as in `record.BoardRecord`), the Score Table embedded in its comment, the
+    points the file says BEN's scoring gave it and the file's total so far, and the auction
+    (`call_name`s from the dealer on; its notes, `=1=`, dropped)."""
     board: int
     deal: str
     level: int
@@ -113,6 +114,7 @@ class RobotBoard:
     table: Table
     facit_score: int
     running_score: int
+    auction: tuple[str, ...] = ()
 
 
 def normalise_contract(text: str) -> str:
@@ -251,8 +253,27 @@ def read_results(path: str | Path) -> list[RobotBoard]:
         except ValueError as error:
             raise InputError(f"{where}: Score Table: {error}") from None
         boards.append(RobotBoard(game.board(path), game.tags.get("Deal", ""), *_final_contract(game, where),
-                                 table, int(facit.group(1)), int(running.group(1))))
+                                 table, int(facit.group(1)), int(running.group(1)), _auction(game, where)))
     return boards
+
+
+def _auction(game: _Game, where: str) -> tuple[str, ...]:
+    """A Results file's [Auction] calls; they start at the dealer, where one is named (every shipped
+    file names it). A note may lack its closing `=` (`5C=1`, BW-Result8663)."""
+    if "Auction" not in game.tags:
+        return ()
+    start = _seat(game.tags["Auction"], f"{where}: Auction")
+    dealer = _seat(game.tags["Dealer"], f"{where}: Dealer") if "Dealer" in game.tags else start
+    if start != dealer:
+        raise InputError(f"{where}: Auction {game.tags['Auction']!r}: a Results auction starts at the dealer "
+                         f"{SEATS[dealer]}")
+    calls = []
+    for word in re.sub(r"=\d+=?", " ", " ".join(game.sections.get("Auction", []))).upper().split():
+        try:
+            calls += ["P"] * 3 if word == "AP" else [call_name(parse_call(word))]
+        except ValueError:
+            raise InputError(f"{where}: Auction: {word!r} is not a call") from None
+    return tuple(calls)
 
 
 def _final_contract(game: _Game, where: str) -> tuple[int, int | None, int | None, int | None]:

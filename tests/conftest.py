@@ -39,3 +39,9 @@ def real_data(shared_dir: Path) -> Path:
 @pytest.fixture(scope="session")
 def oracle_data(shared_dir: Path) -> Path:
     return shared_folder(shared_dir / "data" / "oracle")
+
+
+@pytest.fixture(scope="session")
+def ben_dir(shared_dir: Path) -> Path:
+    """BEN's code and networks (third_party/ben), for the `ben` agents' tests."""
+    return shared_folder(shared_dir / "third_party" / "ben")

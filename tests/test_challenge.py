@@ -167,14 +167,18 @@ def test_every_two_agents_get_a_paired_bootstrap_interval(shared_dir, tmp_path, 
 
 @pytest.mark.parametrize("options, named", [
     (["--problems", "no/such.pbn", "--agent", "rule"], "problem file (--problems) no/such.pbn: no such file"),
-    (["--problems", "BW", "--agent", "ben"], "--agent unknown agent 'ben'"),
+    (["--problems", "BW", "--agent", "gib"], "--agent unknown agent 'gib'"),
+    (["--problems", "BW", "--agent", "ben@model.pt"], "BEN takes no @CHECKPOINT"),
+    (["--problems", "BW", "--agent", "rule", "--compare", "RESULTS"], "--compare"),
     (["--problems", "BW", "--agent", "rule", "--agent", "rule"], "--agent names one agent twice"),
     (["--problems", "BW", "--agent", "bsm", "--bsm", "no/model.pt"], "BSM no/model.pt: no such file"),
     (["--problems", "BW", "--agent", "rule", "--set", "boards=3"], "--set takes search params only"),
     (["--problems", "BW", "--agent", "rule", "--set", "search.sample=3"], "unknown search params: ['sample']"),
 ])
 def test_bad_arguments_are_one_line_errors(shared_dir, tmp_path, capsys, options, named):
-    options = [str(challenges(shared_dir) / "BW.pbn") if option == "BW" else option for option in options]
+    results = challenges(shared_dir) / "Results" / "CTC_mayjun20-GIB-BBO-8712.pbn"  # not BW's boards
+    options = [{"BW": str(challenges(shared_dir) / "BW.pbn"), "RESULTS": str(results)}.get(option, option)
+               for option in options]
     status, err = run_cli(capsys, "challenge", *options, "--out", str(tmp_path / "out"))
     assert status == 2
     assert named in one_line_error(err)
@@ -202,3 +206,62 @@ def test_a_bad_deal_names_file_board_and_field(tmp_path, capsys, deal, named):
     assert status == 2
     line = one_line_error(err)
     assert f"{path}: board 7: Deal" in line and named in line
+
+
+def test_first_difference():
+    assert challenge.first_difference(["P", "1S", "P"], ["P", "1S", "P"], 0) is None
+    assert challenge.first_difference(["P", "1S", "P"], ["P", "2C", "P"], 3) == {
+        "call": 2, "seat": "N", "ours": "1S", "theirs": "2C"}
+    assert challenge.first_difference(["1S", "P", "P", "P"], ["1S", "P", "P"], 1)["ours"] == "P"
+    assert challenge.first_difference(["1S", "P", "P"], ["1S", "P", "P", "P"], 1)["ours"] == "-"
+
+
+def test_compare_sets_auctions_beside_a_results_file(shared_dir, tmp_path, capsys):
+    """The rule bidder beside GIB-BBO's CTC_mayjun20: per board the first difference (None exactly
+    where the auctions are the same), both totals, the share of the same auctions; and timings."""
+    results = challenges(shared_dir) / "Results" / "CTC_mayjun20-GIB-BBO-8712.pbn"
+    status, err = run_cli(capsys, "challenge", "--problems", str(challenges(shared_dir) / "CTC_mayjun20.pbn"),
+                          "--agent", "rule", "--compare", str(results), "--out", str(tmp_path))
+    assert status == 0, err
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    compared = metrics["comparisons"][results.stem]["rule"]
+    theirs = {board.board: board for board in facit.read_results(results)}
+    rows = {row["board"]: row for row in pq.read_table(tmp_path / "boards.parquet").to_pylist()}
+    assert compared["problems"] == "CTC_mayjun20.pbn" and compared["boards"] == len(theirs) == 20
+    for board in compared["per_board"]:
+        assert board["their_auction"] == " ".join(theirs[board["board"]].auction)
+        assert (board["first_difference"] is None) == (rows[board["board"]]["auction"] == board["their_auction"])
+    assert compared["identical_auctions"] == sum(board["first_difference"] is None for board in compared["per_board"])
+    # GIB-BBO-8712 bid boards 11 and 19 (`[ Auction "E"]`) as uncontested: E passed, not the scripted 1D / 1S.
+    assert [board["board"] for board in compared["per_board"] if not board["their_script_kept"]] == [11, 19]
+    assert compared["boards_script_kept"] == 18
+    assert compared["their_points"] == theirs[20].running_score == 115
+    assert compared["points"] == metrics["files"]["CTC_mayjun20.pbn"]["rule"]["all"]["points"]
+    assert f"rule vs {results.stem}: {compared['identical_auctions']}/20 identical auctions" in (tmp_path / "report.txt").read_text()
+    our_calls = sum((row["dealer"] + index) % 2 == 0 for row in rows.values()
+                    for index, _ in enumerate(row["auction"].split()))  # N/S's, a few scripted
+    assert our_calls - 10 < metrics["time_per_decision"]["rule"]["decisions"] <= our_calls
+
+
+def test_ben_nosearch_takes_the_challenge(ben_dir, tmp_path, capsys):
+    """`--agent ben-nosearch` bids every problem; its time per decision has BEN's own next to it."""
+    status, err = run_cli(capsys, "challenge", "--problems", str(challenges(ben_dir.parents[1]) / "CTC_mayjun20.pbn"),
+                          "--agent", "ben-nosearch", "--out", str(tmp_path))
+    assert status == 0, err
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics["files"]["CTC_mayjun20.pbn"]["ben-nosearch"]["all"]["boards"] == 20
+    timing = metrics["time_per_decision"]["ben-nosearch"]
+    assert timing["engine"]["decisions"] == timing["decisions"] > 20
+    assert timing["engine"]["mean_ms"] <= timing["mean_ms"]
+
+
+def test_kept_script_follows_bens_rule():
+    """Scripted E/W calls are made if legal, else Pass; our side's calls are free."""
+    scripted = problem(0, "AC P AC 1S")
+    assert challenge.kept_script(scripted, ["1C", "P", "1D", "1S", "P", "P", "P"]) is True
+    assert challenge.kept_script(scripted, ["1C", "P", "1D", "P", "P", "P"]) is False  # W's 1S was legal
+    assert challenge.kept_script(scripted, ["2C", "P", "2D", "P", "2H", "P", "P", "P"]) is True  # 1S was not
+    assert challenge.kept_script(scripted, ["2C", "P", "2D", "2S", "P", "P", "P"]) is False
+    assert challenge.kept_script(scripted, ["1C", "X", "1D", "1S", "P", "P", "P"]) is False
+    with pytest.raises(ValueError):
+        challenge.kept_script(scripted, ["1C", "P", "1C"])

@@ -299,3 +299,8 @@ def test_run_key_changes_with_whatever_decides_the_boards(store):
     factory.checkpoints = {"a/model.pt": "4567"}
     assert ev.run_key(ev.EvalConfig(), boards, factory) != key
     assert ev.run_key(ev.EvalConfig(), boards, ev.AgentFactory("a", "b", SearchConfig(samples=2))) != key
+
+
+def test_a_null_match_prints_its_zero_standard_error(store, tmp_path, capsys):
+    ev.run(eval_argv(store, store, tmp_path / "out", "matches=[rule:rule]"))
+    assert "rule:rule: +0.00 IMPs/board, se 0.00, 3 boards" in capsys.readouterr().out

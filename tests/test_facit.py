@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bridgeflow.dataset import facit, pbn, validate
+from bridgeflow.dataset.encodings import call_name
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.dataset.record import BoardRecord
 
@@ -217,6 +218,18 @@ def test_results_files_carry_their_score_table(tmp_path):
     assert (second.level, second.table, second.facit_score) == (0, table("6N 10"), 0)
 
 
+def test_a_results_auction_is_read_from_the_dealer(tmp_path):
+    path = tmp_path / "results.pbn"
+    path.write_text(result(1, "4SX", "W", r" 2\s   10\n", 6, 6).replace("1S PASS", "1S =1= PASS AP"))
+    assert facit.read_results(path)[0].auction == ("1S", "P", "P", "P", "P")
+    path.write_text(result(1, "4SX", "W", r" 2\s   10\n", 6, 6).replace("1S PASS", "1S 8Z"))
+    with pytest.raises(InputError, match=r"results.pbn: board 1: Auction: '8Z' is not a call"):
+        facit.read_results(path)
+    path.write_text(result(1, "4SX", "W", r" 2\s   10\n", 6, 6).replace('[Auction "N"]', '[Dealer "N"]\n[Auction "E"]'))
+    with pytest.raises(InputError, match=r"board 1: Auction 'E': a Results auction starts at the dealer N"):
+        facit.read_results(path)
+
+
 def test_a_bad_results_contract_names_file_board_and_field(tmp_path):
     path = tmp_path / "results.pbn"
     path.write_text(result(3, "4Z", "S", r" 6N   10\n", 0, 0))
@@ -282,6 +295,12 @@ def auction_contracts(path: Path) -> dict[int, tuple]:
     return contracts
 
 
+def auction_names(path: Path) -> dict[int, tuple[str, ...]]:
+    """Board -> its auction's call names as the ingest's PBN reader reads them."""
+    return {record.board: tuple(call_name(call) for call in record.auction)
+            for record in pbn.parse_pbn(path.read_bytes(), str(path))}
+
+
 def test_every_results_file_is_listed(shared_dir):
     assert sorted(path.name for path in results_folder(shared_dir).glob("*.pbn")) == sorted(PROBLEM_FILE)
 
@@ -295,6 +314,7 @@ def test_the_scorer_reproduces_the_robots(shared_dir, name):
     assert [board.running_score for board in boards] == list(accumulate(board.facit_score for board in boards))
     assert auction_contracts(path) == {board.board: (board.level, board.strain, board.doubled, board.declarer)
                                        for board in boards}
+    assert auction_names(path) == {board.board: board.auction for board in boards}
     disagreements, table_differences = set(), set()
     for board in boards:
         problem = problems.get(board.board)

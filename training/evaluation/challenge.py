@@ -1,7 +1,8 @@
 """Bidding problems scored by Facit (BEN's Challenges): `bridgeflow challenge`.
 
     bridgeflow challenge --problems BW.pbn [--problems ...] --agent rule [--agent bsm@model.pt] \
-        --out data/challenge [--bsm MODEL] [--nndda MODEL] [--params params.yaml] [--set search.KEY=VALUE]
+        --out data/challenge [--bsm MODEL] [--nndda MODEL] [--params params.yaml] [--set search.KEY=VALUE] \
+        [--compare RESULTS.pbn ...]
 
 Each problem is bid by the agent for N and S (DESIGN.md "Bidding problems (Facit)"): along a
 problem's script our side's scripted calls are forced and its `AC` places are the agent's; an
@@ -10,16 +11,24 @@ uncontested problems, which have none) E/W pass and the agent bids N and S. Ever
 the script's is logged as a substitution. The final contract is scored with the problem's award
 table (`facit.award_points`); percent = points / the sum of each board's top award.
 
-Agents are named as for `evaluate` (rule | bsm | bsm-sample | search, optionally @CHECKPOINT);
+Agents are named as for `evaluate` (rule | bsm | bsm-sample | search, optionally @CHECKPOINT, or
+ben | ben-nosearch);
 each is reseeded per board from (--seed, file, board), so a board's auction does not depend on
 the others. Writes to --out:
   boards.parquet       one row per (file, board, agent): auction, contract, points, top points,
                        substitutions
   report.txt           the totals, then every board: N/S hands, our auction, points, the top contract
-  metrics.json         totals per file and agent (uncontested and scripted apart) and, for every two
-                       agents, the paired bootstrap 95% interval of the difference in percent
+  metrics.json         totals per file and agent (uncontested and scripted apart), time per decision
+                       per agent, and, for every two agents, the paired bootstrap 95% interval of
+                       the difference in percent; with --compare, per Results file (its stem)
+                       and agent (`comparisons`)
   STEM-AGENT.pbn       the agent's auctions shaped like BEN's Results files (Score Table and a
-                       Facit Score line per board; `facit.read_results` reads them back)"""
+                       Facit Score line per board; `facit.read_results` reads them back)
+
+`--compare RESULTS.pbn` sets each agent's auctions beside a robot's Results file of the same
+problems (BEN's Challenges/Results; paired with the --problems file holding its deals): the share
+of identical auctions, the first call where each board's auctions differ, and both Facit totals
+(theirs as the file scored it)."""
 
 from __future__ import annotations
 
@@ -27,6 +36,7 @@ import argparse
 import hashlib
 import json
 import re
+import time
 from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from pathlib import Path
@@ -45,7 +55,8 @@ from bridgeflow.training.params import load_section
 from bridgeflow.training.search.monte_carlo import SearchConfig
 
 from .agents import Agent
-from .evaluate import AgentFactory
+from .ben import BenAgent
+from .evaluate import AgentFactory, timing_summary
 
 BOOTSTRAP_DRAWS = 10_000
 KINDS = ("uncontested", "scripted")
@@ -92,8 +103,9 @@ def check_deal(problem: facit.Problem, path: Path) -> None:
         raise InputError(f"{path}: board {problem.board}: Deal {problem.deal!r}: not four hands of 13 different cards")
 
 
-def bid_problem(problem: facit.Problem, agent: Agent) -> Bidding:
-    """Bid `problem` with `agent` for N/S along its script (module docstring: the rules)."""
+def bid_problem(problem: facit.Problem, agent: Agent, seconds: list[float] | None = None) -> Bidding:
+    """Bid `problem` with `agent` for N/S along its script (module docstring: the rules); the
+    seconds of each of the agent's decisions go to `seconds`."""
     hands = seat_hands(problem.deal)
     state = AuctionState.start(problem.dealer)
     substitutions = []
@@ -107,7 +119,10 @@ def bid_problem(problem: facit.Problem, agent: Agent) -> Bidding:
                 substitutions.append(f"{where}: scripted {scripted} {state.why_illegal(call)}: the agent bid")
                 call = None
             if call is None:
+                started = time.perf_counter()
                 call = agent.next_call(hands[seat], list(state.calls), problem.dealer, problem.vulnerability)
+                if seconds is not None:
+                    seconds.append(time.perf_counter() - started)
         else:
             call = PASS if scripted is None else parse_call(scripted)
             if not state.is_legal(call):
@@ -138,14 +153,16 @@ def board_seed(seed: int, file: str, board: int) -> int:
     return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little")
 
 
-def play(problem_files: dict[str, list[facit.Problem]], agents: dict[str, Agent], seed: int) -> list[dict]:
-    """Every problem of every file bid by every agent: the log rows (LOG_SCHEMA)."""
+def play(problem_files: dict[str, list[facit.Problem]], agents: dict[str, Agent], seed: int,
+         seconds: dict[str, list[float]] | None = None) -> list[dict]:
+    """Every problem of every file bid by every agent: the log rows (LOG_SCHEMA); each agent's
+    decision times go to `seconds[agent]`."""
     rows = []
     for file, problems in problem_files.items():
         for name, agent in agents.items():
             for problem in problems:
                 agent.reseed(board_seed(seed, file, problem.board))
-                bidding = bid_problem(problem, agent)
+                bidding = bid_problem(problem, agent, None if seconds is None else seconds.setdefault(name, []))
                 rows.append({
                     "file": file, "board": problem.board, "agent": name,
                     "kind": KINDS[bool(problem.script)], "dealer": problem.dealer, "vul": problem.vulnerability,
@@ -192,6 +209,87 @@ def summarise(rows: list[dict], agents: Sequence[str], seed: int) -> dict:
     return out
 
 
+def results_file_of(problems: dict[str, list[facit.Problem]], theirs: Sequence[facit.RobotBoard], path: Path) -> str:
+    """The --problems file whose boards have the deals of Results file `path`, or InputError."""
+    deals = {board.board: seat_hands(board.deal) for board in theirs}
+    for file, file_problems in problems.items():
+        by_board = {problem.board: problem for problem in file_problems}
+        if all(number in by_board and seat_hands(by_board[number].deal) == hands for number, hands in deals.items()):
+            return file
+    raise InputError(f"--compare {path}: no --problems file has its {len(deals)} boards' deals")
+
+
+def first_difference(ours: Sequence[str], theirs: Sequence[str], dealer: int) -> dict | None:
+    """Where two auctions (call names from the dealer) part: the 1-based call, its seat and both
+    calls ('-' where one auction has ended); None when they are the same."""
+    for number in range(max(len(ours), len(theirs))):
+        mine = ours[number] if number < len(ours) else "-"
+        other = theirs[number] if number < len(theirs) else "-"
+        if mine != other:
+            return {"call": number + 1, "seat": SEATS[(dealer + number) % 4], "ours": mine, "theirs": other}
+    return None
+
+
+def kept_script(problem: facit.Problem, auction: Sequence[str]) -> bool:
+    """Whether a robot's auction has the problem's scripted E/W calls, each made if legal, else Pass
+    (BEN's own runs bid CTC_mayjun20 boards 11 and 19, tagged `[ Auction "E"]`, as uncontested)."""
+    state = AuctionState.start(problem.dealer)
+    for index, call in enumerate(auction):
+        scripted = problem.script[index] if index < len(problem.script) else facit.OUR_CALL
+        if scripted != facit.OUR_CALL and (problem.dealer + index) % 2 == 1:
+            made = parse_call(scripted) if state.is_legal(parse_call(scripted)) else PASS
+            if parse_call(call) != made:
+                return False
+        state.add(parse_call(call))
+    return True
+
+
+def _kept_script(problem: facit.Problem, auction: Sequence[str], path: Path) -> bool:
+    try:
+        return kept_script(problem, auction)
+    except ValueError as error:  # an illegal call in the file's auction
+        raise InputError(f"{path}: board {problem.board}: Auction: {error}") from None
+
+
+def comparison(rows: Sequence[dict], problems: dict[str, list[facit.Problem]], path: Path, agents: Sequence[str]) -> dict:
+    """Per agent, its auctions beside those of Results file `path` (module docstring), also counted
+    over the boards where the file kept the problem's script (`kept_script`)."""
+    theirs = facit.read_results(path)
+    file = results_file_of(problems, theirs, path)
+    by_board = {problem.board: problem for problem in problems[file]}
+    out = {}
+    for agent in agents:
+        ours = {row["board"]: row for row in rows if row["file"] == file and row["agent"] == agent}
+        boards = []
+        for board in theirs:
+            row = ours[board.board]
+            boards.append({"board": board.board, "auction": row["auction"], "their_auction": " ".join(board.auction),
+                           "first_difference": first_difference(row["auction"].split(), board.auction, row["dealer"]),
+                           "their_script_kept": _kept_script(by_board[board.board], board.auction, path),
+                           "points": row["points"], "their_points": board.facit_score, "top_points": row["top_points"]})
+        identical = sum(board["first_difference"] is None for board in boards)
+        kept = [board for board in boards if board["their_script_kept"]]
+        out[agent] = {"problems": file, "boards": len(boards), "identical_auctions": identical,
+                      "share_identical": identical / len(boards) if boards else 0.0,
+                      "boards_script_kept": len(kept),
+                      "identical_where_script_kept": sum(board["first_difference"] is None for board in kept),
+                      "points": sum(board["points"] for board in boards),
+                      "their_points": sum(board["their_points"] for board in boards),
+                      "max": sum(board["top_points"] for board in boards), "per_board": boards}
+    return out
+
+
+def comparison_lines(comparisons: dict) -> list[str]:
+    lines = []
+    for results, by_agent in comparisons.items():
+        for agent, result in by_agent.items():
+            lines.append(f"{agent} vs {results}: {result['identical_auctions']}/{result['boards']} identical auctions "
+                         f"({100 * result['share_identical']:.0f}%; {result['identical_where_script_kept']}/"
+                         f"{result['boards_script_kept']} where it kept the scripts); Facit {result['points']}/"
+                         f"{result['max']} against their {result['their_points']}/{result['max']}")
+    return lines
+
+
 def summary_lines(metrics: dict) -> list[str]:
     def cell(result: dict) -> str:
         return f"{result['points']:>4}/{result['max']:<4} {result['percent']:5.1f}%"
@@ -217,13 +315,14 @@ def hand_line(cards: Sequence[int]) -> str:
 
 def report_text(metrics: dict, rows: list[dict], problems: dict[str, dict[int, facit.Problem]]) -> str:
     """The totals, then each board: dealer, vulnerability, N and S hands, each agent's auction,
-    contract and points against the top award."""
+    contract and points against the top award, and where it parts from each compared Results file."""
+    comparisons = metrics.get("comparisons", {})
     lines = ["Facit bidding challenge (our side N/S; points / sum of each board's top award)", "",
-             *summary_lines(metrics), ""]
-    for (file, board), board_rows in _by_board(rows).items():
-        problem = problems[file][board]
+             *summary_lines(metrics), *comparison_lines(comparisons), ""]
+    for (file, board_number), board_rows in _by_board(rows).items():
+        problem = problems[file][board_number]
         hands = seat_hands(problem.deal)
-        lines += [f"{file} board {board}: dealer {SEATS[problem.dealer]}, vulnerable {VUL_NAMES[problem.vulnerability]}, "
+        lines += [f"{file} board {board_number}: dealer {SEATS[problem.dealer]}, vulnerable {VUL_NAMES[problem.vulnerability]}, "
                   f"{board_rows[0]['kind']}" + (f" ({' '.join(problem.script)})" if problem.script else ""),
                   f"  N  {hand_line(hands[0])}", f"  S  {hand_line(hands[2])}",
                   f"  top {board_rows[0]['top_points']}: {board_rows[0]['top_contract']}"]
@@ -231,6 +330,16 @@ def report_text(metrics: dict, rows: list[dict], problems: dict[str, dict[int, f
             lines.append(f"  {row['agent']:<12} {row['contract']:<6} {row['points']:>3}/{row['top_points']:<3} "
                          f"{SEATS[row['dealer']]}: {row['auction']}")
             lines += [f"  {'':<12} substituted {text}" for text in row["substitutions"]]
+            for results, by_agent in comparisons.items():
+                result = by_agent.get(row["agent"], {})
+                if result.get("problems") != file:
+                    continue
+                theirs = next(board for board in result["per_board"] if board["board"] == board_number)
+                where = theirs["first_difference"]
+                lines.append(f"  {'':<12} {results} ({theirs['their_points']}): " + (
+                    "the same auction" if where is None else
+                    f"differs at call {where['call']} ({where['seat']}): {where['ours']} against {where['theirs']}")
+                    + ("" if theirs["their_script_kept"] else ", their auction leaves the script"))
         lines.append("")
     return "\n".join(lines)
 
@@ -286,7 +395,7 @@ def run(argv: list[str] | None = None) -> dict:
     parser.add_argument("--problems", action="append", required=True, metavar="FILE.pbn",
                         help="a Challenges problem file (repeatable)")
     parser.add_argument("--agent", action="append", required=True,
-                        help="rule | bsm | bsm-sample | search, optionally @CHECKPOINT (repeatable)")
+                        help="rule | bsm | bsm-sample | search, optionally @CHECKPOINT, or ben | ben-nosearch (repeatable)")
     parser.add_argument("--out", required=True, help="boards.parquet, report.txt, metrics.json, *.pbn go here")
     parser.add_argument("--bsm", help="BSM checkpoint: training folder or model.pt; default: the one in models/bsm")
     parser.add_argument("--nndda", help="NN-DDA model for the search: folder or nndda.pt; default: models/nndda")
@@ -294,6 +403,9 @@ def run(argv: list[str] | None = None) -> dict:
     parser.add_argument("--set", action="append", default=[], metavar="search.KEY=VALUE",
                         help="override a search param")
     parser.add_argument("--seed", type=int, default=0, help="agents' per-board seeds and the bootstrap's")
+    parser.add_argument("--compare", action="append", default=[], metavar="RESULTS.pbn",
+                        help="a robot's Results file of the same problems: identical auctions, first "
+                             "differences, Facit totals (repeatable)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)  # one decision at a time: one thread (see evaluate.run)
     problems = {}
@@ -311,16 +423,26 @@ def run(argv: list[str] | None = None) -> dict:
         search_config = load_section(SearchConfig, args.params, "search", [item.removeprefix("search.") for item in args.set])
     except ValueError as error:
         raise InputError(f"search params ({args.params}, --set): {error}") from None
+    compared = [existing(path, "Results file (--compare)") for path in args.compare]
+    for path in compared:
+        results_file_of(problems, facit.read_results(path), path)  # before any bidding
     factory = AgentFactory(args.bsm, args.nndda, search_config)
+    seconds: dict[str, list[float]] = {}
     try:
         agents = make_agents(args.agent, factory)
-        rows = play(problems, agents, args.seed)
+        rows = play(problems, agents, args.seed, seconds)
     finally:
         factory.close()
+    timings = {name: timing_summary(seconds[name]) for name in agents if seconds.get(name)}
+    for name, agent in agents.items():
+        if isinstance(agent, BenAgent) and agent.seconds:  # BEN's own time, without the protocol
+            timings[name]["engine"] = timing_summary(agent.seconds)
     metrics = summarise(rows, list(agents), args.seed) | {
         "agents": list(agents), "problems": [str(path) for path in args.problems], "seed": args.seed,
         "checkpoints": factory.checkpoints, "search": asdict(search_config),
-        "bootstrap_draws": BOOTSTRAP_DRAWS}
+        "bootstrap_draws": BOOTSTRAP_DRAWS, "time_per_decision": timings}
+    if compared:
+        metrics["comparisons"] = {path.stem: comparison(rows, problems, path, list(agents)) for path in compared}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_pylist(rows, schema=LOG_SCHEMA), out / "boards.parquet")
@@ -331,7 +453,7 @@ def run(argv: list[str] | None = None) -> dict:
         for agent in agents:
             chosen = [row for row in rows if row["file"] == file and row["agent"] == agent]
             (out / pbn_name(file, agent)).write_text(results_pbn(chosen, by_board[file], file, agent))
-    for line in summary_lines(metrics):
+    for line in summary_lines(metrics) + comparison_lines(metrics.get("comparisons", {})):
         print(line)
     return metrics
 

@@ -9,7 +9,8 @@ writes). Board i (1-based) gets duplicate dealer and vulnerability rotation. Eve
 scored with the exact DD tricks of the store.
 
 Matches (`evaluate.matches`), agents named rule | bsm | bsm-sample | search, each optionally
-`@CHECKPOINT` (another BSM, e.g. `bsm@old/model.pt:bsm`):
+`@CHECKPOINT` (another BSM, e.g. `bsm@old/model.pt:bsm`), or BEN: ben | ben-nosearch (ben.py; one
+BEN server per process, workers included):
 - `A:B`, a team match: A sits NS at table 1 and EW at table 2, B in the other seats; the board
   scores IMP(NS score at table 1 - NS score at table 2) for A (DeepMind's IMP(S(abab) - S(baba))).
 - `partner:A`, the partner setting: A replaces one of four rule bidders, in each seat in turn;
@@ -72,10 +73,11 @@ from bridgeflow.training.search.monte_carlo import (
     load_section,
 )
 
+from . import ben
 from .agents import Agent, BSMAgent, RuleAgent, SearchAgent
 
 log = logging.getLogger(__name__)
-AGENT_KINDS = ("rule", "bsm", "bsm-sample", "search")
+AGENT_KINDS = ("rule", "bsm", "bsm-sample", "search", *ben.AGENTS)
 Z95 = 1.959964
 COMMIT_SECONDS = 30.0  # a kill loses about this much play at most
 
@@ -267,7 +269,8 @@ def file_hash(path: str | Path) -> str:
 
 
 class AgentFactory:
-    """Builds agents from names like `search` or `bsm@path/model.pt`; loads each model once."""
+    """Builds agents from names like `search`, `bsm@path/model.pt` or `ben`; loads each model once
+    (and starts this process's BEN server once)."""
 
     def __init__(self, bsm: str | Path | None, nndda: str | Path | None, search: SearchConfig):
         self.bsm, self.nndda, self.search_config = bsm, nndda, search
@@ -288,6 +291,12 @@ class AgentFactory:
             raise ValueError(f"unknown agent {spec!r}: one of {AGENT_KINDS}, optionally @CHECKPOINT")
         if kind == "rule":
             return RuleAgent(name=spec)
+        if kind in ben.AGENTS:
+            if path:
+                raise ValueError(f"agent {spec!r}: BEN takes no @CHECKPOINT (its models are BEN's onnx.conf)")
+            for file in ben.ben_files().values():
+                self.checkpoints[str(file)] = file_hash(file)
+            return ben.BenAgent(kind)
         bidder = self.bidder(path or self.bsm)
         if kind != "search":
             return BSMAgent(bidder, greedy=kind == "bsm", name=spec)
@@ -301,6 +310,7 @@ class AgentFactory:
     def close(self) -> None:
         if isinstance(self.scorer, ExactDD):
             self.scorer.close()
+        ben.close_server()
 
 
 def paired(results: dict[str, list[dict]]) -> dict[str, dict]:
@@ -460,6 +470,6 @@ def run(argv: list[str] | None = None) -> dict:
     if (out / "_progress").exists():
         shutil.rmtree(out / "_progress")  # this run's parts and any stale ones of other keys
     for name, result in [*metrics["matches"].items(), *metrics["paired"].items()]:
-        print(f"{name:>28}: {result['mean_imps']:+.2f} IMPs/board, se {result['se'] or float('nan'):.2f},"
+        print(f"{name:>28}: {result['mean_imps']:+.2f} IMPs/board, se {float('nan') if result['se'] is None else result['se']:.2f},"
               f" {result['boards']} boards")
     return metrics
