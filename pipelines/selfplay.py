@@ -13,7 +13,8 @@ or exact DDS with `--set search.dd=dds`). Writes to --out:
   decisions/    SELFPLAY_DECISIONS (dataset/schema.py): every call of every auction, with the
                 candidates, their prior, tempered prior, Q and SE, pi' and the call played
   summary.json  boards, decisions, how many were searched, skipped as near-certain or fell back,
-                how often argmax pi' differs from argmax pi, decisions/s, the config
+                how often argmax pi' differs from argmax pi, decisions per second of the workers'
+                wall time and of their CPU time (one thread each: a free core's rate), the config
 
 Boards are planned as tasks of `selfplay.boards_per_task`; each task is committed to
 `_work/KEY/` (its rows as a part file, then a marker with its counts), KEY a hash of everything
@@ -51,7 +52,7 @@ from bridgeflow.training.dd.exact_dd import ExactDD
 from bridgeflow.training.model_files import model_file
 from bridgeflow.training.params import load_section
 from bridgeflow.training.search.monte_carlo import MonteCarloSearch, SearchConfig, load_scorer
-from bridgeflow.training.selfplay.actor import NEAR_CERTAIN, Actor, SelfPlayConfig, train_deals
+from bridgeflow.training.selfplay.actor import GENERATE_KEYS, NEAR_CERTAIN, Actor, SelfPlayConfig, train_deals
 
 LOG = logging.getLogger("bridgeflow.selfplay")
 ROWS_PER_SHARD = 1_000_000
@@ -103,11 +104,12 @@ class PlayTask(beam.DoFn):
 
     def process(self, element):
         index, boards = element
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         rows = [row for board, owner in boards for row in self.actor.play(self.generation, board, np.asarray(owner, np.int8))]
         work = Path(self.work)
         write_table(pa.Table.from_pylist(rows, schema=SELFPLAY_DECISIONS), work / "parts" / f"{index}.parquet")
-        write_json(work / "done" / f"{index}.json", dict(counts(rows)) | {"seconds": time.perf_counter() - started})
+        write_json(work / "done" / f"{index}.json", dict(counts(rows)) | {"seconds": time.perf_counter() - started,
+                                                                        "cpu_seconds": time.process_time() - cpu})
         yield index
 
 
@@ -116,9 +118,9 @@ def done_tasks(work: Path) -> dict[int, dict]:
 
 
 def work_key(config: SelfPlayConfig, search: SearchConfig, generation: int, models: list[Path]) -> str:
-    """A hash of everything that decides the rows; not the workers, the runner or the task size's
-    bookkeeping fields, so a rerun with other workers resumes the same work."""
-    decisive = {"selfplay": dataclasses.asdict(config) | {"workers": None, "generations": None},
+    """A hash of everything that decides the rows (GENERATE_KEYS, the search, the generation, the
+    model files); not the workers or the runner, so a rerun with others resumes the same work."""
+    decisive = {"selfplay": {key: getattr(config, key) for key in GENERATE_KEYS},
                 "search": dataclasses.asdict(search), "generation": generation,
                 "models": {str(path): hashlib.blake2b(path.read_bytes(), digest_size=8).hexdigest() for path in models}}
     return hashlib.blake2b(json.dumps(decisive, sort_keys=True).encode(), digest_size=8).hexdigest()
@@ -230,8 +232,9 @@ def generate(args, beam_args, out: Path, config: SelfPlayConfig, search: SearchC
             ROWS_PER_SHARD)
     number_shards(staging, SELFPLAY_DECISIONS)
     publish(staging, out / "decisions")
-    total = sum((Counter({k: v for k, v in c.items() if k != "seconds"}) for c in done.values()), Counter())
+    total = sum((Counter({k: v for k, v in c.items() if not k.endswith("seconds")}) for c in done.values()), Counter())
     busy = sum(c["seconds"] for c in done.values())
+    cpu = sum(c["cpu_seconds"] for c in done.values())
     decisions = total["decisions"]
     summary = {
         "schema_version": SCHEMA_VERSION, "generation": args.generation, "deal_seed": config.seed + args.generation,
@@ -239,7 +242,8 @@ def generate(args, beam_args, out: Path, config: SelfPlayConfig, search: SearchC
                                        "fallbacks", "best_changed", "played_not_prior_best")},
         "searched_share": total["searched"] / decisions if decisions else None,
         "best_changed_share_of_searched": total["best_changed"] / total["searched"] if total["searched"] else None,
-        "decisions_per_core_second": decisions / busy if busy else None,
+        "decisions_per_worker_second": decisions / busy if busy else None,  # wall time of the workers' tasks
+        "decisions_per_cpu_second": decisions / cpu if cpu else None,  # one thread per worker: a core's rate
         "seconds": round(time.time() - started, 3),
         "models": {str(path): hashlib.blake2b(path.read_bytes(), digest_size=8).hexdigest() for path in models},
         "config": {"selfplay": dataclasses.asdict(config), "search": dataclasses.asdict(search)},

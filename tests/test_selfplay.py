@@ -25,7 +25,7 @@ from bridgeflow.training.search.monte_carlo import (
     tempered_prior,
 )
 from bridgeflow.training.search.sampling import call_log_likelihoods
-from bridgeflow.training.selfplay.actor import NEAR_CERTAIN, Actor, SelfPlayConfig, train_deals
+from bridgeflow.training.selfplay.actor import GENERATE_KEYS, NEAR_CERTAIN, Actor, SelfPlayConfig, train_deals
 
 torch.set_num_threads(1)
 ONE_NT, TWO_NT, THREE_NT = parse_call("1NT"), parse_call("2NT"), parse_call("3NT")
@@ -194,3 +194,5 @@ def test_the_repositorys_params_and_pipeline_hold_a_loadable_loop():
     for stage in loop.values():
         command = (stage.get("do") or stage)["cmd"].split()
         assert command[0] == "bridgeflow" and command[1] in VERBS
+    generate = loop["selfplay-generate"]["do"]["params"]
+    assert sorted(generate) == sorted([f"selfplay.{key}" for key in GENERATE_KEYS] + ["search"])

@@ -32,6 +32,9 @@ from bridgeflow.training.search.monte_carlo import MonteCarloSearch, improved_po
 from bridgeflow.training.search.sampling import categorical
 
 PARTNERS = ("self", "rule")
+# the selfplay params that decide the generated decisions (the rest are the loop's other steps')
+GENERATE_KEYS = ("base", "nndda", "deals", "seed", "partner", "tempering", "floor", "skip_above", "search",
+                 "boards_per_task")
 NETWORK_SEATS = {"self": (0, 1, 2, 3), "rule": (0, 1)}  # N and E: each with the rule bidder as partner
 NEAR_CERTAIN = "near_certain"
 
@@ -53,6 +56,7 @@ class SelfPlayConfig:
     search: dict = field(default_factory=dict)  # overrides of the `search:` section while generating
     boards_per_task: int = 10  # boards per unit of work (and of resumption)
     workers: int = 2  # generate: local worker processes
+    imitation_records: str = "data/ingest/records"  # train: the imitation corpus (what base was trained on)
     imitation_fraction: float = 0.3  # train: share of the training auctions drawn from the imitation corpus
     train_steps: int = 200  # train: bsm steps per generation (from --init, a new lr schedule)
     eval_dd: str = "data/dd"  # evaluate: the DD store with the exact tables of the boards
