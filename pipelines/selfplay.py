@@ -150,6 +150,7 @@ class Monitor(threading.Thread):
     def finish(self) -> None:
         self.stopping.set()
         self.join()
+        self.report()
 
 
 def parse_args(argv):

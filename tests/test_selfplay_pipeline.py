@@ -100,6 +100,7 @@ def test_a_killed_run_resumes_to_the_same_decisions(models, played, tmp_path, mo
     with caplog.at_level(logging.INFO, logger="bridgeflow.selfplay"):
         selfplay.run(argv(models, tmp_path))
     assert "resuming, 1 of 3 tasks already played" in caplog.text
+    assert "selfplay: 6/6 boards" in caplog.text and "ETA" in caplog.text
     assert sorted(played_now) == [3, 4, 5, 6]
     assert decisions(tmp_path) == decisions(played[0])
 

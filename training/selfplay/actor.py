@@ -47,18 +47,18 @@ class SelfPlayConfig:
     base: str = "data/bsm"  # generation 0: the imitation BSM the loop starts from
     nndda: str = "data/nndda"  # NN-DDA that scores the rollouts' contracts
     generations: list = field(default_factory=lambda: [{"gen": 1, "prev": 0, "init": "data/bsm"}])  # dvc.yaml's foreach
-    deals: int = 40  # fresh train-split deals per generation
+    deals: int = 24  # fresh train-split deals per generation
     seed: int = 7000  # generation g plays the deals of synth seed `seed + g`
     partner: str = "self"  # self: the network in all four seats | rule: the rule bidder partners it (compatible)
     tempering: float = 3.0  # the prior of the soft update is pi^(1 / tempering), renormalised
     floor: float = 0.02  # ... mixed with this much of the uniform over the legal calls
     skip_above: float = 0.95  # no search where the tempered prior's top call has at least this
     search: dict = field(default_factory=dict)  # overrides of the `search:` section while generating
-    boards_per_task: int = 10  # boards per unit of work (and of resumption)
+    boards_per_task: int = 4  # boards per unit of work (and of resumption)
     workers: int = 2  # generate: local worker processes
     imitation_records: str = "data/ingest/records"  # train: the imitation corpus (what base was trained on)
     imitation_fraction: float = 0.3  # train: share of the training auctions drawn from the imitation corpus
-    train_steps: int = 200  # train: bsm steps per generation (from --init, a new lr schedule)
+    train_steps: int = 100  # train: bsm steps per generation (from --init, a new lr schedule)
     eval_dd: str = "data/dd"  # evaluate: the DD store with the exact tables of the boards
     eval_boards: str = "40"  # evaluate: a board-list file, or N = the store's first N test-split deals
     eval_seed: int = 0
