@@ -196,3 +196,30 @@ def test_the_repositorys_params_and_pipeline_hold_a_loadable_loop():
         assert command[0] == "bridgeflow" and command[1] in VERBS
     generate = loop["selfplay-generate"]["do"]["params"]
     assert sorted(generate) == sorted([f"selfplay.{key}" for key in GENERATE_KEYS] + ["search"])
+
+
+class Scripted:
+    """A BSM stub for rollouts: a one-hot call from a rule of the auction state."""
+
+    def __init__(self, rule):
+        self.rule = rule
+
+    def predict(self, hands, auctions, dealer, vul):
+        probs = np.zeros((len(auctions), 38))
+        for row, auction in enumerate(auctions):
+            probs[row, self.rule(replay(dealer, list(auction)))] = 1.0
+        return {"call": probs}
+
+
+def test_a_partner_bsm_makes_the_partners_calls_in_the_rollouts():
+    def raise_once(state):
+        return state.last_bid + 1 if state.last_bid < THREE_NT else PASS
+
+    search = MonteCarloSearch(Scripted(raise_once), FixedTables(), SearchConfig(), partner=Scripted(lambda state: PASS))
+    owners = np.stack([random_owner(5, i) for i in range(2)])
+    auction = [ONE_NT, PASS]  # dealer N: S to call, N is the partner
+    states = search.rollout(owners, auction, 0, 0, [TWO_NT])
+    for state in states[0]:
+        later = list(enumerate(state.calls))[len(auction) + 1:]
+        assert all(call == PASS for position, call in later if position % 4 == 0)  # N: the partner's BSM
+        assert any(call != PASS for position, call in later if position % 2 == 1)  # E/W: the searcher's
