@@ -189,6 +189,8 @@ def run(argv: list[str] | None = None) -> dict:
         raise InputError(f"--generation {args.generation}: generations count from 1 (0 is selfplay.base)")
     models = [model_file(args.bsm, "model.pt", "BSM (--bsm)")]
     partner = None
+    if args.partner_bsm and config.partner != "rule":
+        raise InputError("--partner-bsm goes with selfplay.partner: rule (the compatible setting), and only with it")
     if config.partner == "rule":
         partner = model_file(args.partner_bsm or config.base, "model.pt", "BSM (--partner-bsm)")
         models.append(partner)

@@ -119,6 +119,7 @@ def test_other_params_start_afresh(models, played, tmp_path):
     (["--set", "partner=ben"], "selfplay.partner"),
     (["--set", "search.rollout=best"], "search.rollout"),
     (["--set", "nndda=missing"], "missing"),
+    (["--partner-bsm", "x"], "--partner-bsm goes with selfplay.partner: rule"),
 ])
 def test_bad_arguments_are_one_line_errors(models, tmp_path, capsys, options, named):
     code = main(["selfplay", *argv(models, tmp_path), *options])
