@@ -121,6 +121,9 @@ def test_the_verb_trains_on_self_play_and_refuses_bad_input(setup, tmp_path, cap
     capsys.readouterr()
     assert main(common + ["--selfplay", str(tmp_path / "missing")]) == 2
     assert capsys.readouterr().err.startswith("bridgeflow bsm: error: self-play decisions (--selfplay)")
+    (tmp_path / "empty").mkdir()
+    assert main(common + ["--selfplay", str(tmp_path / "empty")]) == 2
+    assert capsys.readouterr().err.startswith(f"bridgeflow bsm: error: self-play decisions {tmp_path / 'empty'}: no Parquet")
     with pytest.raises(SystemExit):
         main(common + ["--selfplay", str(root / "decisions"), "--imitation-fraction", "1"])
     assert "--imitation-fraction must be in [0, 1)" in capsys.readouterr().err

@@ -31,6 +31,7 @@ import polars as pl
 
 from bridgeflow.dataset.auction import auction_scan, auction_status, legal_masks
 from bridgeflow.dataset.encodings import CARD_HCP, DOUBLE, NUM_CALLS, PASS, REDOUBLE, split_of
+from bridgeflow.dataset.errors import InputError
 
 CACHE_VERSION = 1
 SELFPLAY_SOURCE = "selfplay"  # source_format of generated auctions in a self-play corpus
@@ -286,8 +287,6 @@ def _generated_auctions(decisions: Path) -> dict[str, np.ndarray]:
     """SELFPLAY_DECISIONS rows (one per call) -> per-auction arrays, the dense pi' of every
     network call and each call's target row."""
     files = record_files(decisions)
-    if not files:
-        raise FileNotFoundError(f"no *.parquet files under {decisions}")
     frame = pl.concat([pl.read_parquet(path, columns=["generation", "board", "deal_id", "owner", "dealer", "vulnerability",
                                                       "position", "actor", "candidates", "policy", "call"])
                        for path in files]).sort(["generation", "board", "position"])
@@ -316,6 +315,8 @@ def selfplay_corpus(decisions: Path, imitation: Corpus, fraction: float, seed: i
     like `build_cache`, under a key of both inputs, the fraction and the seed."""
     decisions, cache_root = Path(decisions), Path(cache_root)
     files = record_files(decisions)
+    if not files:
+        raise InputError(f"self-play decisions {decisions}: no Parquet file in it")
     digest = hashlib.blake2b(f"{cache_key(files, decisions)}\0{imitation.folder.name}\0{fraction}\0{seed}".encode(),
                              digest_size=8)
     folder = cache_root / f"selfplay-{digest.hexdigest()}"

@@ -357,12 +357,13 @@ def run(argv: list[str] | None = None) -> dict:
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     out, records = Path(args.out), Path(args.records)
-    corpus = load_corpus(records, Path(args.cache))
     if args.selfplay:
         if not 0 <= args.imitation_fraction < 1:
             parser.error("--imitation-fraction must be in [0, 1)")
-        corpus = selfplay_corpus(existing(args.selfplay, "self-play decisions (--selfplay)"), corpus,
-                                 args.imitation_fraction, cfg.seed, Path(args.cache))
+        existing(args.selfplay, "self-play decisions (--selfplay)")
+    corpus = load_corpus(records, Path(args.cache))
+    if args.selfplay:
+        corpus = selfplay_corpus(Path(args.selfplay), corpus, args.imitation_fraction, cfg.seed, Path(args.cache))
     print(f"bsm: {corpus.meta['auctions']} auctions, {corpus.meta['decision_points']} decision points "
           f"({corpus.meta['auctions_by_split']}) from {records}")
     result = train(cfg, corpus, out, fresh=args.fresh, init=args.init)
