@@ -17,9 +17,11 @@ VERBS = {
     "catalog": ("bridgeflow.dataset.catalog", "build the DuckDB catalog (views + macros) over the shards"),
     "bsm": ("bridgeflow.training.bidding.bsm_train", "train the bidding system model (BSM): next call + hand understanding"),
     "nndda": ("bridgeflow.training.dd.nndda_train", "train NN-DDA, the fast neural DD estimator, on the DD store"),
+    "selfplay": ("bridgeflow.pipelines.selfplay", "policy iteration: self-play auctions searched with the current network (Beam)"),
     "bid": ("bridgeflow.training.search.monte_carlo", "Monte Carlo bidding search for one decision, with its evidence"),
     "evaluate": ("bridgeflow.training.evaluation.evaluate", "duplicate match in IMPs on DD-scored test boards"),
     "challenge": ("bridgeflow.training.evaluation.challenge", "bid BEN's Challenges problems, scored by their Facit award tables"),
+    "generation": ("bridgeflow.training.evaluation.generation", "measure one generation of a learning loop: raw-network matches, Facit, history plot"),
     "explain": ("bridgeflow.training.bidding.explain", "a trained BSM's call probabilities and beliefs for one hand (PNG + text)"),
 }
 

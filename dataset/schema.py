@@ -236,7 +236,39 @@ DD_MISMATCHES = pa.schema(
     metadata=VERSION_METADATA,
 )
 
+# Self-play decisions (the selfplay stage, policy iteration): one row per call of every generated
+# auction, in auction order. At a network's decision `policy` is the improved policy pi' over
+# `candidates` (the training target) and `call` was drawn from it; a rule-bidder partner's call
+# has actor "rule", one candidate (its call) and policy [1].
+SELFPLAY_DECISIONS = pa.schema(
+    [
+        pa.field("generation", pa.int32(), nullable=False),
+        pa.field("board", pa.int32(), nullable=False),  # 1-based in the generation: duplicate dealer and vul
+        pa.field("deal_id", pa.uint64(), nullable=False),
+        pa.field("owner", OWNER, nullable=False),
+        pa.field("dealer", pa.int8(), nullable=False),
+        pa.field("vulnerability", pa.int8(), nullable=False),
+        pa.field("position", pa.int16(), nullable=False),  # index of this call in the auction
+        pa.field("seat", pa.int8(), nullable=False),
+        pa.field("auction", pa.list_(pa.int8()), nullable=False),  # the calls before this one
+        pa.field("actor", pa.string(), nullable=False),  # "bsm" (the network, searched or not) | "rule"
+        pa.field("searched", pa.bool_(), nullable=False),
+        pa.field("skipped", pa.string()),  # why not searched: near_certain, rule, or the search's fallback
+        pa.field("candidates", pa.list_(pa.int8()), nullable=False),  # calls, likeliest first
+        pa.field("prior", pa.list_(pa.float32()), nullable=False),  # the network's P(call), untempered
+        pa.field("tempered", pa.list_(pa.float32()), nullable=False),  # pi of the soft update: tempered, floored, over the candidates
+        pa.field("q", pa.list_(pa.float32())),  # mean IMPs per candidate (null when not searched)
+        pa.field("se", pa.list_(pa.float32())),  # their standard errors
+        pa.field("samples", pa.int16(), nullable=False),  # deals rolled out (0 when not searched)
+        pa.field("policy", pa.list_(pa.float32()), nullable=False),  # pi' per candidate, sums to 1
+        pa.field("call", pa.int8(), nullable=False),  # the call played
+        pa.field("prior_best", pa.int8(), nullable=False),  # argmax of the prior
+        pa.field("policy_best", pa.int8(), nullable=False),  # argmax of pi'
+    ],
+    metadata=VERSION_METADATA,
+)
+
 __all__ = [
-    "RECORDS", "QUARANTINE", "DD_LABELS", "DD_QUARANTINE", "DD_MISMATCHES",
+    "RECORDS", "QUARANTINE", "DD_LABELS", "DD_QUARANTINE", "DD_MISMATCHES", "SELFPLAY_DECISIONS",
     "records_row", "quarantine_row", "record_id",
 ]

@@ -1,4 +1,5 @@
-"""The NN-DDA benchmark runs end to end at a tiny size (its numbers are for a quiet machine, not CI)."""
+"""The NN-DDA and self-play benchmarks run end to end at a tiny size (their numbers are for a quiet
+machine, not CI)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_nndda.py"
+BENCH_SELFPLAY = BENCH.with_name("bench_selfplay.py")
 
 
 @pytest.mark.parametrize("arch", ["mlp", "suits"])
@@ -21,3 +23,11 @@ def test_bench_nndda_reports_rates_and_the_ratio_to_dds(arch):
     assert result["config"]["arch"] == arch and result["batch"] == 512 and result["deals"] == 3000
     assert result["nn_deals_per_s"] > 0 and result["dds_deals_per_s"] > 0
     assert result["speedup_vs_dds"] == pytest.approx(result["nn_deals_per_s"] / result["dds_deals_per_s"])
+
+
+def test_bench_selfplay_reports_decisions_per_cpu_second():
+    done = subprocess.run([sys.executable, str(BENCH_SELFPLAY), "--tiny"], capture_output=True, text=True, timeout=300,
+                          check=True)
+    result = json.loads(done.stdout)
+    assert result["boards"] == 3 and result["decisions"] >= 12 and 0 <= result["searched_share"] <= 1
+    assert result["decisions_per_cpu_second"] > 0 and result["search"]["samples"] == 2

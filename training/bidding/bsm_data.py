@@ -8,7 +8,12 @@ batch is encoded from them on the fly with vectorised numpy, so nothing is re-pa
 
 The training unit is a *seat sequence*: one auction seen by one of its four players (id =
 auction * 4 + seat). A recurrent model reads the auction once and answers at each of that player's
-turns, so one sequence carries all of the player's decision points (the model is causal)."""
+turns, so one sequence carries all of the player's decision points (the model is causal).
+
+A self-play corpus (`selfplay_corpus`: policy iteration's generated auctions, mixed with a share
+of an imitation corpus) also carries a soft call target per decision point: the improved policy
+pi' the search recorded, the one-hot of the call for imitation auctions, none for a rule-bidder
+partner's calls (their seats still train the belief heads on the true hands)."""
 
 from __future__ import annotations
 
@@ -26,8 +31,11 @@ import polars as pl
 
 from bridgeflow.dataset.auction import auction_scan, auction_status, legal_masks
 from bridgeflow.dataset.encodings import CARD_HCP, DOUBLE, NUM_CALLS, PASS, REDOUBLE, split_of
+from bridgeflow.dataset.errors import InputError
 
 CACHE_VERSION = 1
+SELFPLAY_SOURCE = "selfplay"  # source_format of generated auctions in a self-play corpus
+HARD, UNTRAINED = -1, -2  # target_row: the call's one-hot | no call target (a rule partner's call)
 SPLITS = ("train", "valid", "test")
 COLUMNS = ["deal_id", "owner", "dealer", "vulnerability", "auction", "auction_complete", "source_format"]
 START, PAD = NUM_CALLS, NUM_CALLS + 1  # extra tokens of the recurrent input: before the first call, padding
@@ -227,12 +235,16 @@ class Corpus:
     split: np.ndarray
     source: np.ndarray
     meta: dict
+    policy: np.ndarray | None = None  # float32[n, 38] soft call targets (self-play corpus only)
+    target_row: np.ndarray | None = None  # int32 per call: its row of `policy`, HARD or UNTRAINED
 
     @classmethod
     def open(cls, folder: Path) -> "Corpus":
         folder = Path(folder)
         arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in
                   ("calls", "offsets", "owner", "dealer", "vul", "deal_id", "split", "source")}
+        arrays |= {name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in ("policy", "target_row")
+                   if (folder / f"{name}.npy").exists()}
         return cls(folder=folder, meta=json.loads((folder / "meta.json").read_text()), **arrays)
 
     def sequences(self, split: str, sources: str | Sequence[str] = "all") -> np.ndarray:
@@ -254,8 +266,97 @@ class Corpus:
         dealer = self.dealer[auction].astype(np.int64)
         owner = self.owner[auction]
         decision = valid & ((dealer[:, None] + steps) % 4 == player[:, None])
-        return encode(owner == player[:, None], player, dealer, self.vul[auction], calls, decision, features480, owner)
+        out = encode(owner == player[:, None], player, dealer, self.vul[auction], calls, decision, features480, owner)
+        if self.target_row is not None:
+            target_row = self.target_row[start[out["row"]] + out["position"]]
+            target = np.zeros((len(target_row), NUM_CALLS), np.float32)
+            target[np.arange(len(target_row)), out["call"]] = target_row == HARD
+            soft = target_row >= 0
+            target[soft] = self.policy[target_row[soft]]
+            out["target"], out["trained"] = target, target_row != UNTRAINED
+        return out
 
 
 def load_corpus(records: Path, cache_root: Path) -> Corpus:
     return Corpus.open(build_cache(records, cache_root))
+
+
+# ------------------------------------------------------------------ self-play corpora
+
+def _generated_auctions(decisions: Path) -> dict[str, np.ndarray]:
+    """SELFPLAY_DECISIONS rows (one per call) -> per-auction arrays, the dense pi' of every
+    network call and each call's target row."""
+    files = record_files(decisions)
+    frame = pl.concat([pl.read_parquet(path, columns=["generation", "board", "deal_id", "owner", "dealer", "vulnerability",
+                                                      "position", "actor", "candidates", "policy", "call"])
+                       for path in files]).sort(["generation", "board", "position"])
+    firsts = frame.filter(pl.col("position") == 0)
+    length = frame.group_by(["generation", "board"], maintain_order=True).len()["len"].to_numpy().astype(np.int64)
+    network = (frame["actor"] == "bsm").to_numpy()
+    chosen = frame.filter(pl.col("actor") == "bsm")
+    policy = np.zeros((len(chosen), NUM_CALLS), np.float32)
+    rows = np.repeat(np.arange(len(policy)), chosen["candidates"].list.len().to_numpy())
+    policy[rows, chosen["candidates"].explode().to_numpy().astype(np.int64)] = chosen["policy"].explode().to_numpy()
+    target_row = np.full(len(frame), UNTRAINED, np.int32)
+    target_row[network] = np.arange(len(policy))
+    return {
+        "calls": frame["call"].to_numpy().astype(np.int8), "length": length,
+        "owner": firsts["owner"].explode().to_numpy().astype(np.int8).reshape(-1, 52),
+        "dealer": firsts["dealer"].to_numpy().astype(np.int8), "vul": firsts["vulnerability"].to_numpy().astype(np.int8),
+        "deal_id": firsts["deal_id"].to_numpy().astype(np.uint64), "policy": policy, "target_row": target_row,
+    }
+
+
+def selfplay_corpus(decisions: Path, imitation: Corpus, fraction: float, seed: int, cache_root: Path) -> Corpus:
+    """Generated auctions (`decisions`: the selfplay stage's folder of SELFPLAY_DECISIONS shards)
+    with soft targets, plus imitation auctions with hard ones: a random share of its training
+    auctions so that they make `fraction` of the training auctions, and all of its valid and test
+    auctions (the held-out metrics measure how far meanings drift from the imitation). Cached
+    like `build_cache`, under a key of both inputs, the fraction and the seed."""
+    decisions, cache_root = Path(decisions), Path(cache_root)
+    files = record_files(decisions)
+    if not files:
+        raise InputError(f"self-play decisions {decisions}: no Parquet file in it")
+    digest = hashlib.blake2b(f"{cache_key(files, decisions)}\0{imitation.folder.name}\0{fraction}\0{seed}".encode(),
+                             digest_size=8)
+    folder = cache_root / f"selfplay-{digest.hexdigest()}"
+    if (folder / "meta.json").exists():
+        return Corpus.open(folder)
+    generated = _generated_auctions(decisions)
+    train = np.flatnonzero(np.asarray(imitation.split) == 0)
+    wanted = int(round(len(generated["length"]) * fraction / (1 - fraction)))
+    picked = np.sort(np.random.default_rng(seed).permutation(train)[:wanted])
+    kept = np.concatenate([picked, np.flatnonzero(np.asarray(imitation.split) > 0)])
+    starts, ends = imitation.offsets[kept], imitation.offsets[kept + 1]
+    imitation_calls = np.concatenate([imitation.calls[a:b] for a, b in zip(starts, ends)]) if len(kept) else np.zeros(0, np.int8)
+    names = imitation.meta["sources"] + [SELFPLAY_SOURCE]
+    length = np.concatenate([generated["length"], ends - starts])
+    arrays = {
+        "calls": np.concatenate([generated["calls"], imitation_calls]).astype(np.int8),
+        "offsets": np.concatenate([[0], np.cumsum(length)]).astype(np.int64),
+        "owner": np.concatenate([generated["owner"], imitation.owner[kept]]),
+        "dealer": np.concatenate([generated["dealer"], imitation.dealer[kept]]),
+        "vul": np.concatenate([generated["vul"], imitation.vul[kept]]),
+        "deal_id": np.concatenate([generated["deal_id"], imitation.deal_id[kept]]),
+        "split": np.concatenate([[SPLITS.index(split_of(int(d))) for d in generated["deal_id"]],
+                                 imitation.split[kept]]).astype(np.int8),
+        "source": np.concatenate([np.full(len(generated["length"]), len(names) - 1), imitation.source[kept]]).astype(np.int8),
+        "policy": generated["policy"],
+        "target_row": np.concatenate([generated["target_row"], np.full(len(imitation_calls), HARD, np.int32)]),
+    }
+    meta = {
+        "records": f"{decisions} + {imitation.meta['records']}", "files": [str(path.relative_to(decisions)) for path in files],
+        "auctions": len(length), "rejected_illegal": 0, "decision_points": int(len(arrays["calls"])), "sources": names,
+        "auctions_by_split": {name: int((arrays["split"] == i).sum()) for i, name in enumerate(SPLITS)},
+        "generated_auctions": len(generated["length"]), "imitation_train_auctions": len(picked),
+        "imitation_fraction": fraction,
+    }
+    staging = cache_root / f".{folder.name}.tmp-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    for name, value in arrays.items():
+        np.save(staging / f"{name}.npy", value)
+    (staging / "meta.json").write_text(json.dumps(meta, indent=2))
+    shutil.rmtree(folder, ignore_errors=True)
+    os.replace(staging, folder)
+    return Corpus.open(folder)

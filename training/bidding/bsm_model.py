@@ -138,10 +138,18 @@ class BSM(nn.Module):
 
 
 def losses(out: dict[str, torch.Tensor], batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """Mean cross-entropy of each head; the card loss counts only the 39 cards the player cannot see."""
+    """Mean cross-entropy of each head; the card loss counts only the 39 cards the player cannot see.
+    With soft call targets (a self-play batch: `target`, and `trained` marking the decision points
+    that have one) the call loss is the cross-entropy to them over the trained points."""
     unseen = ~batch["mine"]
+    if "target" in batch:
+        logp = out["call"].log_softmax(-1).masked_fill(~batch["legal"], 0.0)  # targets are 0 on illegal calls
+        per_point = -(batch["target"] * logp).sum(-1)
+        call = (per_point * batch["trained"]).sum() / batch["trained"].sum().clamp(min=1)
+    else:
+        call = F.cross_entropy(out["call"], batch["call"])
     return {
-        "call": F.cross_entropy(out["call"], batch["call"]),
+        "call": call,
         "hcp": F.cross_entropy(out["hcp"], batch["partner_hcp"]),
         "lengths": F.cross_entropy(out["lengths"].reshape(-1, LENGTH_CLASSES), batch["lengths"].reshape(-1)),
         "cards": F.cross_entropy(out["cards"][unseen], batch["holder"][unseen]),

@@ -5,7 +5,11 @@ One explicit loop. A batch is a pure function of (seed, step) and the checkpoint
 the optimiser, the RNG and the log, so a run killed at any step and restarted with the same
 params resumes from its last checkpoint and ends with the same weights as an uninterrupted run.
 The out folder receives model.pt (for `Bidder.load`), ckpt.pt (to resume), metrics.json
-(held-out test split), plots/*.csv and MODEL_CARD.md."""
+(held-out test split), plots/*.csv and MODEL_CARD.md.
+
+Policy iteration: `--selfplay DIR --init PREVIOUS` trains on a selfplay stage's decisions with
+soft call targets (cross-entropy to pi'), mixed with `--imitation-fraction` of the --records
+auctions (bsm_data.selfplay_corpus); the belief heads learn from the generated deals' true hands."""
 
 from __future__ import annotations
 
@@ -26,14 +30,16 @@ import yaml
 from tqdm import tqdm
 
 from bridgeflow.dataset.encodings import CARD_HCP
+from bridgeflow.dataset.errors import existing
 from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.training.model_files import model_file
 from bridgeflow.training.params import load_section
 
-from .bsm_data import SPLITS, Corpus, batch_rows, load_corpus
+from .bsm_data import SPLITS, Corpus, batch_rows, load_corpus, selfplay_corpus
 from .bsm_model import BSM, BSMConfig, losses
 
-TENSOR_KEYS = ("tokens", "turn", "static", "decision", "legal", "mine", "x480", "call", "holder", "partner_hcp", "lengths")
+TENSOR_KEYS = ("tokens", "turn", "static", "decision", "legal", "mine", "x480", "call", "holder", "partner_hcp", "lengths",
+               "target", "trained")
 HEADS = ("call", "hcp", "lengths", "cards")
 # keys that do not change the trained weights: a checkpoint made under other values still resumes
 RESUME_FREE = {"checkpoint_every", "eval_every", "eval_sequences", "device", "threads"}
@@ -298,6 +304,9 @@ def model_card(cfg: TrainConfig, corpus: Corpus, result: dict, report: dict, rec
         f"- decision points (every call of every auction, seen by its caller): {meta['decision_points']}",
         "- split: deal-disjoint, `deal_id % 100` < 80 train, < 90 valid, else test (the same deal in two rooms stays in one split)",
         f"- auctions by split: {meta['auctions_by_split']}",
+        *([f"- policy iteration: {meta['generated_auctions']} self-play auctions (soft targets pi'), "
+           f"{meta['imitation_train_auctions']} imitation training auctions (imitation_fraction {meta['imitation_fraction']})"]
+          if "generated_auctions" in meta else []),
         "",
         "## Params",
         "```yaml",
@@ -339,12 +348,22 @@ def run(argv: list[str] | None = None) -> dict:
     parser.add_argument("--fresh", action="store_true", help="ignore an existing checkpoint in --out")
     parser.add_argument("--init", help="warm-start from this trained BSM (model.pt or its folder): same arch params, "
                                        "new optimizer and lr schedule")
+    parser.add_argument("--selfplay", help="policy iteration: train on this selfplay stage's decisions/ (soft targets "
+                                           "pi'), mixed with the --records auctions")
+    parser.add_argument("--imitation-fraction", type=float, default=0.3,
+                        help="with --selfplay: share of the training auctions drawn from --records (0 <= f < 1)")
     args = parser.parse_args(argv)
     cfg = load_config(Path(args.params), args.set)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     out, records = Path(args.out), Path(args.records)
+    if args.selfplay:
+        if not 0 <= args.imitation_fraction < 1:
+            parser.error("--imitation-fraction must be in [0, 1)")
+        existing(args.selfplay, "self-play decisions (--selfplay)")
     corpus = load_corpus(records, Path(args.cache))
+    if args.selfplay:
+        corpus = selfplay_corpus(Path(args.selfplay), corpus, args.imitation_fraction, cfg.seed, Path(args.cache))
     print(f"bsm: {corpus.meta['auctions']} auctions, {corpus.meta['decision_points']} decision points "
           f"({corpus.meta['auctions_by_split']}) from {records}")
     result = train(cfg, corpus, out, fresh=args.fresh, init=args.init)

@@ -18,8 +18,11 @@ IMPs against a datum per deal:
 - `prior`: the BSM's own first choice (how much the search gains over the raw policy).
 
 The call chosen maximises mean IMPs + prior_temperature * log P_BSM(call): 0 replaces the prior
-(BSM paper), > 0 is DeepMind's soft update pi'(a) ~ pi(a) exp(Q(a) / T). Every candidate's mean
-IMPs, standard error, number of deals and final-contract distribution come back as evidence."""
+(BSM paper), > 0 is DeepMind's soft update pi'(a) ~ pi(a) exp(Q(a) / T) (`improved_policy`, the
+self-play target). Every candidate's mean IMPs, standard error, number of deals and
+final-contract distribution come back as evidence. A caller may give the prior (self-play gives a
+tempered one, `tempered_prior`) and a second BSM for the partner's calls in sampling and rollouts
+(DeepMind's "compatible" setting: the partner's own policy, not the searcher's)."""
 
 from __future__ import annotations
 
@@ -145,13 +148,36 @@ def contract_label(state: AuctionState) -> str:
     return "Pass" if contract is None else f"{contract}-{SEATS[contract.declarer]}"
 
 
-class MonteCarloSearch:
-    """Search with one BSM (sampling, rollouts in all seats) and one DD scorer."""
+def tempered_prior(prior: np.ndarray, temperature: float = 1.0, floor: float = 0.0) -> np.ndarray:
+    """float[38]: pi^(1 / temperature) renormalised over the legal calls (prior > 0), then mixed
+    with `floor` of the uniform over them. A near-deterministic BSM (call NLL 0.03) leaves the soft
+    update nothing to move; a temperature > 1 or a floor lets the search's Q values count."""
+    legal = prior > 0
+    tempered = np.where(legal, np.power(np.where(legal, prior, 1.0), 1.0 / temperature), 0.0)
+    tempered /= tempered.sum()
+    return (1.0 - floor) * tempered + floor * legal / legal.sum()
 
-    def __init__(self, bidder: Bidder, dd: DDScorer, config: SearchConfig = SearchConfig()):
+
+def improved_policy(prior: np.ndarray, imps: np.ndarray, temperature: float) -> np.ndarray:
+    """float[n]: DeepMind's soft update over n candidate calls, pi'(a) ~ pi(a) exp(Q(a) / T), with
+    `prior` their pi and `imps` their Q; T = 0 puts all the mass on the best Q (the likelier on ties)."""
+    if temperature == 0:
+        return np.eye(len(imps))[int(np.argmax(imps))]
+    logits = np.log(prior) + np.asarray(imps, float) / temperature
+    weights = np.exp(logits - logits.max())
+    return weights / weights.sum()
+
+
+class MonteCarloSearch:
+    """Search with one BSM (sampling, rollouts in all seats; or another for the searcher's partner)
+    and one DD scorer."""
+
+    def __init__(self, bidder: Bidder, dd: DDScorer, config: SearchConfig = SearchConfig(),
+                 partner: Bidder | None = None):
         self.bidder = bidder
         self.dd = dd
         self.config = config
+        self.partner = partner
         self.rng = np.random.default_rng(config.seed)
 
     def reseed(self, seed: int) -> None:
@@ -166,22 +192,31 @@ class MonteCarloSearch:
     def rollout(self, owners: np.ndarray, auction: Sequence[int], dealer: int, vul: int,
                 first_calls: Sequence[int]) -> list[list[AuctionState]]:
         """[candidate][deal] finished auctions: `auction` + the candidate, then the BSM for every
-        seat, one batched BSM call per step over all unfinished (candidate, deal) pairs."""
+        seat (the partner's BSM for the searcher's partner, if given), one batched call per BSM
+        and step over all unfinished (candidate, deal) pairs."""
         hands = np.argsort(owners, axis=1, kind="stable").reshape(len(owners), 4, 13)  # [deal, seat, 13]
         states = [[replay(dealer, [*auction, call]) for _ in owners] for call in first_calls]
         flat = [(state, deal) for row in states for deal, state in enumerate(row)]
+        partner_seat = (dealer + len(auction) + 2) % 4
         while True:
             active = [(state, deal) for state, deal in flat if not state.finished]
             if not active:
                 return states
-            probs = self.bidder.predict(np.stack([hands[deal, state.to_call] for state, deal in active]),
-                                        [state.calls for state, _ in active], dealer, vul)["call"]
-            if self.config.rollout == "greedy":
-                calls = probs.argmax(axis=1)
-            else:
-                calls = categorical(probs, self.rng)
-            for (state, _), call in zip(active, calls):
-                state.add(int(call))
+            groups = [(self.bidder, active)]
+            if self.partner is not None:
+                groups = [(self.bidder, [a for a in active if a[0].to_call != partner_seat]),
+                          (self.partner, [a for a in active if a[0].to_call == partner_seat])]
+            for bidder, group in groups:
+                if not group:
+                    continue
+                probs = bidder.predict(np.stack([hands[deal, state.to_call] for state, deal in group]),
+                                       [state.calls for state, _ in group], dealer, vul)["call"]
+                if self.config.rollout == "greedy":
+                    calls = probs.argmax(axis=1)
+                else:
+                    calls = categorical(probs, self.rng)
+                for (state, _), call in zip(group, calls):
+                    state.add(int(call))
 
     def scores(self, states: list[list[AuctionState]], owners: np.ndarray, vul: int, player: int) -> np.ndarray:
         """float[candidate, deal]: each final contract's DD score for the player's side."""
@@ -211,11 +246,15 @@ class MonteCarloSearch:
             datum = others.max(axis=1) if len(scores) > 1 else scores
         return imps_array(scores - datum).astype(float)
 
-    def search(self, hand: Sequence[int], auction: Sequence[int], dealer: int, vul: int) -> SearchResult:
+    def search(self, hand: Sequence[int], auction: Sequence[int], dealer: int, vul: int,
+               prior: np.ndarray | None = None) -> SearchResult:
+        """The searched call and its evidence; `prior` (float[38], 0 = illegal) replaces the BSM's
+        own call probabilities as the candidates' order and pi of the soft update."""
         started = time.perf_counter()
         cfg = self.config
         player = (dealer + len(auction)) % 4
-        prior = self.bidder.next_call(list(hand), list(auction), dealer, vul)
+        if prior is None:
+            prior = self.bidder.next_call(list(hand), list(auction), dealer, vul)
         calls = self.candidates(prior)
         prior_call = int(calls[0])
 
@@ -225,7 +264,7 @@ class MonteCarloSearch:
         if len(calls) == 1:
             return done(prior_call, [], 0, 0, 0, "one candidate call")
         sampled = sample_deals(self.bidder, hand, auction, dealer, vul, cfg.samples, self.rng, cfg.oversample,
-                               cfg.gamma, cfg.selection, cfg.min_call_prob)
+                               cfg.gamma, cfg.selection, cfg.min_call_prob, self.partner)
         if sampled.fitting < cfg.min_fitting:
             return done(prior_call, [], 0, sampled.fitting, sampled.generated,
                         f"{sampled.fitting} sampled deals fit the auction (min_fitting {cfg.min_fitting})")
@@ -249,8 +288,6 @@ def load_scorer(kind: str, nndda: str | Path | None) -> DDScorer:
     if kind == "dds":
         return ExactDD()
     return EstimatedDD(DDEstimator.load(nndda or shipped_model("NN-DDA", "--nndda, or --set dd=dds for exact DDS")))
-
-
 
 
 

@@ -192,17 +192,28 @@ def sample_opponents(p_lho: np.ndarray, p_rho: np.ndarray, free: np.ndarray, rng
     return conditional_bernoulli(np.broadcast_to(log_odds, free.shape), free, np.full(len(free), 13), rng)
 
 
-@torch.inference_mode()
 def call_log_likelihoods(bidder: Bidder, owners: np.ndarray, auction: Sequence[int], dealer: int, vul: int,
-                         player: int) -> np.ndarray:
+                         player: int, partner: Bidder | None = None) -> np.ndarray:
     """float[M, len(auction)]: log P(call t | the caller's hand in deal m) for every earlier call of
-    the other three players (0 at the player's own calls). One BSM pass: one sequence per (deal,
-    other seat), answering at each of that seat's calls."""
+    the other three players (0 at the player's own calls), by `bidder`, or by `partner` for the
+    partner's calls when given."""
+    if partner is None:
+        return _seat_log_likelihoods(bidder, owners, auction, dealer, vul, {player})
+    mate = (player + 2) % 4
+    return (_seat_log_likelihoods(bidder, owners, auction, dealer, vul, {player, mate})
+            + _seat_log_likelihoods(partner, owners, auction, dealer, vul, {0, 1, 2, 3} - {mate}))
+
+
+@torch.inference_mode()
+def _seat_log_likelihoods(bidder: Bidder, owners: np.ndarray, auction: Sequence[int], dealer: int, vul: int,
+                          skipped: set[int]) -> np.ndarray:
+    """call_log_likelihoods of the seats not in `skipped` (0 at the others' calls). One BSM pass:
+    one sequence per (deal, seat), answering at each of that seat's calls."""
     owners = np.asarray(owners)
     count, length = len(owners), len(auction)
     out = np.zeros((count, length))
     callers = (dealer + np.arange(length)) % 4
-    seats = [seat for seat in np.unique(callers) if seat != player]
+    seats = [seat for seat in np.unique(callers) if seat not in skipped]
     if not seats:
         return out
     seat = np.repeat(seats, count)
@@ -220,9 +231,10 @@ def call_log_likelihoods(bidder: Bidder, owners: np.ndarray, auction: Sequence[i
 
 def sample_deals(bidder: Bidder, hand: Sequence[int], auction: Sequence[int], dealer: int, vul: int, samples: int,
                  rng: np.random.Generator, oversample: int = 5, gamma: float = 0.9, selection: str = "top",
-                 min_call_prob: float = 1e-3) -> Samples:
+                 min_call_prob: float = 1e-3, partner_bidder: Bidder | None = None) -> Samples:
     """K = `samples` deals for the player to call (dealer + len(auction)) % 4 holding `hand`: every
-    deal gives that player exactly `hand` and every seat 13 cards."""
+    deal gives that player exactly `hand` and every seat 13 cards. With `partner_bidder`, the
+    partner's calls are scored by that BSM (the player's beliefs still come from `bidder`)."""
     if selection not in SELECTIONS:
         raise ValueError(f"selection must be one of {SELECTIONS}, not {selection!r}")
     if samples < 1 or oversample < 1:
@@ -242,7 +254,7 @@ def sample_deals(bidder: Bidder, hand: Sequence[int], auction: Sequence[int], de
     owners[partner] = (player + 2) % 4
     owners[lho] = (player + 1) % 4
 
-    logp = call_log_likelihoods(bidder, owners, auction, dealer, vul, player)
+    logp = call_log_likelihoods(bidder, owners, auction, dealer, vul, player, partner_bidder)
     score = logp @ gamma ** np.arange(len(auction), dtype=float)
     fits = (np.exp(logp) >= min_call_prob).all(axis=1)
     if selection == "top":

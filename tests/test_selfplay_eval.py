@@ -1,0 +1,114 @@
+"""The generation evaluator: the loop's default matches, history rows continued across
+generations (JSON, CSV, PNG), the same per-board results as `evaluate`'s team match, Facit with
+paired intervals against base, and its CLI errors."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+from bridgeflow.cli import main
+from bridgeflow.dataset.encodings import deal_id, random_owner
+from bridgeflow.dataset.labels import dd_store_table
+from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
+from bridgeflow.training.evaluation import evaluate as ev
+from bridgeflow.training.evaluation import generation
+from bridgeflow.training.search.monte_carlo import SearchConfig
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    """A DD store (random tables, 6 test-split deals) and three tiny BSMs, gen0..gen2."""
+    root = tmp_path_factory.mktemp("gens")
+    owners, index = [], 0
+    while sum(deal_id(o) % 100 >= 90 for o in owners) < 6:
+        owners.append(random_owner(21, index))
+        index += 1
+    ids = np.array([deal_id(o) for o in owners], np.uint64)
+    tables = np.random.default_rng(0).integers(0, 14, (len(ids), 4, 5))
+    (root / "dd").mkdir()
+    pq.write_table(dd_store_table(ids, np.stack(owners), tables), root / "dd" / "labels.parquet")
+    for number in range(3):
+        torch.manual_seed(number)
+        bsm = BSM(BSMConfig(hidden=16, layers=1, embed=8, dropout=0.0))
+        (root / f"gen{number}").mkdir()
+        torch.save({"model_config": vars(bsm.config), "model": bsm.state_dict()}, root / f"gen{number}" / "model.pt")
+    return root
+
+
+def measure(root, number, *more):
+    agents = ["--agent", f"new=bsm@{root}/gen{number}", "--agent", f"base=bsm@{root}/gen0"]
+    if number > 1:
+        agents += ["--agent", f"previous=bsm@{root}/gen{number - 1}", "--history", str(root / f"eval{number - 1}")]
+    argv = ["generation", "--generation", str(number), *agents, "--dd", str(root / "dd"), "--boards", "4",
+            "--out", str(root / f"eval{number}"), "--params", "none.yaml", *more]
+    assert main(argv) == 0
+    return json.loads((root / f"eval{number}" / "results.json").read_text())
+
+
+def test_generations_play_the_loops_matches_and_continue_the_history(setup):
+    first = measure(setup, 1)
+    assert list(first["matches"]) == ["new:base", "new:rule", "base:rule"]  # previous is base: no new:previous
+    second = measure(setup, 2)
+    assert list(second["matches"]) == ["new:previous", "new:base", "new:rule"]
+    rows = json.loads((setup / "eval2" / "history.json").read_text())
+    assert [row["generation"] for row in rows] == [0, 1, 2]
+    assert rows[0]["vs_base"] == 0.0 and rows[0]["vs_rule"] == first["matches"]["base:rule"]["mean_imps"]
+    assert rows[1]["vs_base"] == first["matches"]["new:base"]["mean_imps"]
+    assert rows[2]["vs_previous"] == second["matches"]["new:previous"]["mean_imps"]
+    assert [rows[2]["vs_rule_low"], rows[2]["vs_rule_high"]] == second["matches"]["new:rule"]["ci95"]
+    with open(setup / "eval2" / "history.csv") as handle:
+        assert [int(row["generation"]) for row in csv.DictReader(handle)] == [0, 1, 2]
+    assert (setup / "eval2" / "history.png").read_bytes()[:4] == b"\x89PNG"
+    assert not (setup / "eval2" / "_progress").exists()
+
+
+def test_a_match_scores_as_evaluates_team_match(setup):
+    boards = ev.load_boards(setup / "dd", 4)
+    factory = ev.AgentFactory(None, None, SearchConfig())
+    agents = {"new": f"bsm@{setup}/gen1", "base": f"bsm@{setup}/gen0"}
+    results = generation.play_matches(agents, ["new:base"], boards, factory, 3, None)
+    direct = ev.team_match("new:base", factory.make(agents["new"]), factory.make(agents["base"]), boards, 3)
+    assert results["new:base"] == ev.summary([row["imps"] for row in direct])
+
+
+def test_generation_zero_alone_gets_its_row(setup):
+    result = measure(setup, 0, "--agent", f"base=bsm@{setup}/gen0")
+    assert list(result["matches"]) == ["base:rule"]
+    rows = json.loads((setup / "eval0" / "history.json").read_text())
+    assert [(row["generation"], row["vs_base"]) for row in rows] == [(0, 0.0)]
+    assert rows[0]["vs_rule"] == result["matches"]["base:rule"]["mean_imps"]
+
+
+def test_facit_scores_every_agent_paired_against_base(setup, shared_dir):
+    problems = shared_dir / "data/challenges/lorserker_ben/Challenges/CTC_mayjun20.pbn"
+    result = measure(setup, 1, "--facit", str(problems), "--match", "new:rule")
+    facit = result["facit"]
+    assert set(facit["totals"]) == {"new", "base"} and facit["totals"]["new"]["boards"] == 20
+    paired = facit["vs_base"]["new"]
+    difference = facit["totals"]["new"]["percent"] - facit["totals"]["base"]["percent"]
+    assert np.isclose(paired["difference"], difference) and paired["low"] <= paired["difference"] <= paired["high"]
+    row = json.loads((setup / "eval1" / "history.json").read_text())[-1]
+    assert (row["facit_percent"], row["facit_vs_base"]) == (facit["totals"]["new"]["percent"], paired["difference"])
+
+
+@pytest.mark.parametrize("options, named", [
+    (["--agent", "new"], "LABEL=SPEC"),
+    (["--agent", "rule=bsm"], "LABEL=SPEC"),
+    (["--agent", "new=chess"], "unknown agent"),
+    (["--match", "new:ben"], "error: --match 'new:ben'"),
+    (["--history", "missing"], "--history missing"),
+])
+def test_bad_arguments_are_one_line_errors(setup, tmp_path, capsys, options, named):
+    argv = ["generation", "--generation", "1", "--agent", f"new=bsm@{setup}/gen1", "--dd", str(setup / "dd"),
+            "--boards", "2", "--out", str(tmp_path), "--params", "none.yaml", *options]
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("bridgeflow generation: error: ") and named in err and "Traceback" not in err

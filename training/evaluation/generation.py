@@ -1,0 +1,246 @@
+"""One generation of a learning loop, measured: `bridgeflow generation`.
+
+    bridgeflow generation --generation 2 --agent new=bsm@data/selfplay/gen2/bsm \
+        --agent previous=bsm@data/selfplay/gen1/bsm --agent base=bsm@data/bsm \
+        --dd datasets/dd_labels --boards benchmarks/boards/valid1000-9df77604a889b584.json \
+        --history data/selfplay/gen1/eval --out data/selfplay/gen2/eval [--facit FILE.pbn ...]
+
+Agents are labelled specs as `evaluate` and `challenge` name them (rule | bsm | bsm-sample |
+search, optionally @CHECKPOINT; any kind AgentFactory learns, e.g. BEN's, plugs in); `rule` is
+always there. Matches (`--match A:B`, labels) are team matches on the boards, scored with their
+exact DD tables (evaluate.team_match: IMP(S(abab) - S(baba)) for A). By default: new:previous
+(when previous differs from base), new:base, new:rule and, for the first generation measured
+(no --history), base:rule, which gives generation 0 its row; with new the same as base
+(`--generation 0`), base:rule alone. With `--facit` problem files (the
+development half of BEN's Challenges), every agent bids them (challenge.play) and each gets its
+percent of the top awards and the paired bootstrap interval of its difference to `base`.
+
+Writes to --out:
+  results.json  the matches (mean IMPs/board, SE, 95% interval, boards), the Facit totals and
+                paired intervals, the agents, checkpoints, boards and seed
+  history.json  --history's rows (the earlier generations) and this generation's row
+  history.csv   the same rows, flat (DVC plots)
+  history.png   IMPs/board against base and against the rule-based bidder with 95% intervals,
+                and the Facit percent, by generation
+Resumable as `evaluate` is: finished boards are committed under --out/_progress/KEY."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import shutil
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+
+from bridgeflow.dataset import facit
+from bridgeflow.dataset.errors import InputError, existing
+from bridgeflow.dataset.schema import SCHEMA_VERSION
+from bridgeflow.training.params import load_section
+from bridgeflow.training.search.monte_carlo import SearchConfig
+
+from . import challenge
+from .evaluate import AgentFactory, Boards, Progress, load_boards, summary, team_match
+
+BASE, NEW, PREVIOUS, RULE = "base", "new", "previous", "rule"
+CSV_COLUMNS = ["generation", "vs_base", "vs_base_low", "vs_base_high", "vs_rule", "vs_rule_low", "vs_rule_high",
+               "vs_previous", "vs_previous_low", "vs_previous_high", "facit_percent", "facit_vs_base",
+               "facit_vs_base_low", "facit_vs_base_high"]
+
+
+def default_matches(agents: dict[str, str], first: bool) -> list[str]:
+    """The loop's matches for a generation (module docstring)."""
+    matches = []
+    if PREVIOUS in agents and agents[PREVIOUS] != agents.get(BASE):
+        matches.append(f"{NEW}:{PREVIOUS}")
+    if BASE in agents and agents[BASE] != agents[NEW]:
+        matches.append(f"{NEW}:{BASE}")
+    matches.append(f"{NEW}:{RULE}")
+    if first and BASE in agents and agents[BASE] != agents[NEW]:
+        matches.append(f"{BASE}:{RULE}")
+    if BASE in agents and agents[BASE] == agents[NEW]:  # generation 0 measured alone
+        matches = [f"{BASE}:{RULE}"]
+    return matches
+
+
+def play_matches(agents: dict[str, str], matches: list[str], boards: Boards, factory: AgentFactory, seed: int,
+                 progress_root: Path | None) -> dict[str, dict]:
+    """Every match's summary (evaluate.summary); labels name the agents, `rule` the rule bidder."""
+    labelled = {label: factory.make(spec) for label, spec in ({RULE: RULE} | agents).items()}
+    for match in matches:
+        first, sep, second = match.partition(":")
+        if not sep or first not in labelled or second not in labelled:
+            raise InputError(f"--match {match!r}: want A:B with A and B among {sorted(labelled)}")
+    key = hashlib.blake2b(json.dumps({"agents": agents, "matches": matches, "boards": boards.hash, "seed": seed,
+                                      "checkpoints": factory.checkpoints}, sort_keys=True).encode(),
+                          digest_size=8).hexdigest()
+    progress = Progress(progress_root / key if progress_root else None)
+    results = {}
+    for match in matches:
+        first, _, second = match.partition(":")
+        played = team_match(match, labelled[first], labelled[second], boards, seed, progress)
+        results[match] = summary([row["imps"] for row in played])
+    return results
+
+
+def facit_scores(agents: dict[str, str], files: list[str], factory: AgentFactory, seed: int) -> dict:
+    """Every agent's Facit totals on the problem files, and each one's paired difference to base."""
+    problems = {}
+    for path in files:
+        path = existing(path, "problem file (--facit)")
+        problems[path.name] = facit.read_problems(path)
+        for problem in problems[path.name]:
+            challenge.check_deal(problem, path)
+    labels = [label for label in agents if label != BASE and agents[label] != agents.get(BASE)]
+    labels += [BASE] if BASE in agents else []  # the paired differences are label - base
+    rows = challenge.play(problems, {label: factory.make(agents[label]) for label in labels}, seed)
+    metrics = challenge.summarise(rows, labels, seed)
+    return {"files": list(problems), "totals": metrics["all"],
+            "vs_base": {label: metrics["paired"][f"{label} - {BASE}"]["all"]
+                        for label in labels if label != BASE and BASE in agents}}
+
+
+def history_row(generation: int, label: str, matches: dict[str, dict], scores: dict | None) -> dict:
+    """A generation's row: `label`'s IMPs/board against base, rule and previous, and its Facit."""
+    row = {"generation": generation}
+    for column, match in (("vs_base", f"{label}:{BASE}"), ("vs_rule", f"{label}:{RULE}"),
+                          ("vs_previous", f"{label}:{PREVIOUS}")):
+        result = matches.get(match)
+        if result is None and column == "vs_base" and label == BASE:  # generation 0 itself
+            result = {"mean_imps": 0.0, "ci95": [0.0, 0.0]}
+        row[column] = result and result["mean_imps"]
+        row[f"{column}_low"], row[f"{column}_high"] = result["ci95"] if result and result["ci95"] else (None, None)
+    totals = scores["totals"].get(label) if scores else None
+    row["facit_percent"] = totals and totals["percent"]
+    paired = scores["vs_base"].get(label) if scores else None
+    if label == BASE and scores:
+        paired = {"difference": 0.0, "low": 0.0, "high": 0.0}
+    row["facit_vs_base"] = paired and paired["difference"]
+    row["facit_vs_base_low"], row["facit_vs_base_high"] = (paired["low"], paired["high"]) if paired else (None, None)
+    return row
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    """IMPs/board (vs base, vs rule; 95% intervals) and the Facit percent, by generation."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, (imps_axis, facit_axis) = plt.subplots(1, 2, figsize=(10, 4))
+    for column, label in (("vs_base", "vs generation 0"), ("vs_rule", "vs rule-based bidder")):
+        points = [row for row in rows if row[column] is not None]
+        x = [row["generation"] for row in points]
+        y = [row[column] for row in points]
+        spread = [[row[column] - (row[f"{column}_low"] if row[f"{column}_low"] is not None else row[column]) for row in points],
+                  [(row[f"{column}_high"] if row[f"{column}_high"] is not None else row[column]) - row[column] for row in points]]
+        imps_axis.errorbar(x, y, yerr=spread, marker="o", capsize=3, label=label)
+    imps_axis.axhline(0, color="grey", linewidth=0.5)
+    imps_axis.set(xlabel="generation", ylabel="IMPs/board (95% interval)", title="raw network, team matches")
+    imps_axis.legend()
+    points = [row for row in rows if row["facit_percent"] is not None]
+    spread = [[row["facit_vs_base"] - row["facit_vs_base_low"] for row in points],
+              [row["facit_vs_base_high"] - row["facit_vs_base"] for row in points]]
+    facit_axis.errorbar([row["generation"] for row in points], [row["facit_percent"] for row in points],
+                        yerr=spread if points else None, marker="o", capsize=3)
+    facit_axis.set(xlabel="generation", ylabel="percent of top awards (paired 95% vs gen 0)",
+                   title="Facit, development problems")
+    if not points:
+        facit_axis.text(0.5, 0.5, "not measured", ha="center", transform=facit_axis.transAxes)
+    for axis in (imps_axis, facit_axis):
+        axis.xaxis.get_major_locator().set_params(integer=True)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
+def write_history(out: Path, rows: list[dict]) -> None:
+    (out / "history.json").write_text(json.dumps(rows, indent=1) + "\n")
+    with open(out / "history.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    plot(rows, out / "history.png")
+
+
+def parse_agent(text: str) -> tuple[str, str]:
+    label, sep, spec = text.partition("=")
+    if not sep or not label or not spec or label == RULE:
+        raise InputError(f"--agent {text!r}: want LABEL=SPEC, e.g. new=bsm@data/selfplay/gen1/bsm (label not 'rule')")
+    return label, spec
+
+
+def boards_from(dd: str, boards: str) -> Boards:
+    """--boards: a board-list file, or N for the DD store's first N test-split deals."""
+    return load_boards(dd, int(boards), None) if boards.isdigit() else load_boards(dd, 0, boards)
+
+
+def run(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(prog="bridgeflow generation",
+                                     description="Measure one generation of a learning loop (raw networks).")
+    parser.add_argument("--generation", type=int, required=True, help="this generation's number (the new agent's)")
+    parser.add_argument("--agent", action="append", required=True, metavar="LABEL=SPEC",
+                        help=f"an agent (repeatable); the loop's labels: {NEW}, {PREVIOUS}, {BASE}")
+    parser.add_argument("--match", action="append", default=[], metavar="A:B",
+                        help="a team match between labels (repeatable; default: the loop's, see --help text)")
+    parser.add_argument("--dd", required=True, help="DD store with exact tables of the boards")
+    parser.add_argument("--boards", default="100", help="board-list file, or N = the store's first N test-split deals")
+    parser.add_argument("--facit", action="extend", nargs="+", default=[], metavar="FILE.pbn",
+                        help="Challenges problem files (repeatable)")
+    parser.add_argument("--history", help="the previous generation's --out (its history.json is continued)")
+    parser.add_argument("--out", required=True, help="results.json, history.json/.csv/.png go here")
+    parser.add_argument("--nndda", help="NN-DDA for search agents; default: models/nndda")
+    parser.add_argument("--params", default="params.yaml", help="YAML with a `search:` section (search agents)")
+    parser.add_argument("--set", action="append", default=[], metavar="search.KEY=VALUE", help="override a search param")
+    parser.add_argument("--seed", type=int, default=0, help="agents' per-table seeds and the bootstrap's")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)  # one decision at a time (see evaluate.run)
+    started = time.perf_counter()
+    agents = dict(parse_agent(text) for text in args.agent)
+    if NEW not in agents:
+        raise InputError(f"--agent: the loop needs a {NEW}=SPEC agent")
+    history = []
+    if args.history:
+        history = json.loads((existing(args.history, "--history") / "history.json").read_text())
+    matches = args.match or default_matches(agents, first=not history)
+    try:
+        search_config = load_section(SearchConfig, args.params, "search", [s.removeprefix("search.") for s in args.set])
+    except ValueError as error:
+        raise InputError(f"search params ({args.params}, --set): {error}") from None
+    boards = boards_from(args.dd, args.boards)
+    factory = AgentFactory(None, args.nndda, search_config)
+    out = Path(args.out)
+    try:
+        results = play_matches(agents, matches, boards, factory, args.seed, out / "_progress")
+        scores = facit_scores(agents, args.facit, factory, args.seed) if args.facit else None
+    except InputError:
+        raise
+    except ValueError as error:  # an unknown agent kind
+        raise InputError(f"--agent {error}") from None
+    finally:
+        factory.close()
+    out.mkdir(parents=True, exist_ok=True)
+    rows = [row for row in history if row["generation"] < args.generation]
+    if not history and args.generation > 0 and BASE in agents:
+        rows.append(history_row(0, BASE, results, scores))
+    rows.append(history_row(args.generation, BASE if agents[NEW] == agents.get(BASE) else NEW, results, scores))
+    metrics = {
+        "schema_version": SCHEMA_VERSION, "generation": args.generation, "agents": agents, "matches": results,
+        "facit": scores, "boards": {"count": len(boards.deal_ids), "hash": boards.hash, "source": args.boards,
+                                    "dd": args.dd},
+        "checkpoints": factory.checkpoints, "search": asdict(search_config), "seed": args.seed,
+        "seconds": time.perf_counter() - started,
+    }
+    (out / "results.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    write_history(out, rows)
+    shutil.rmtree(out / "_progress", ignore_errors=True)
+    for match, result in results.items():
+        print(f"{match:>16}: {result['mean_imps']:+.2f} IMPs/board, se {result['se'] or float('nan'):.2f},"
+              f" {result['boards']} boards")
+    for label, totals in (scores or {}).get("totals", {}).items():
+        print(f"{'facit ' + label:>16}: {totals['percent']:.1f}% of top awards, {totals['boards']} problems")
+    return metrics

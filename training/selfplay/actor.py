@@ -1,0 +1,151 @@
+"""One self-play board: a complete auction by the current network in all four seats (or, in the
+"compatible" setting, the network at N and E with the rule-based bidder as each one's partner),
+every network decision searched with the network as prior, sampler and rollout policy, and
+recorded with the improved policy pi' it was drawn from (Lockhart et al., 3.3).
+
+At each network decision: the prior pi is tempered (`tempered_prior`: the shipped BSM is so
+sure of itself, call NLL 0.03, that pi' would stay pi); where the tempered prior's top call still
+has `skip_above` or more, the search is skipped and pi' is the tempered prior over the candidates;
+else pi'(a) ~ pi(a) exp(Q(a) / T) with Q the search's mean IMPs and T = search.prior_temperature.
+The call played is drawn from pi'. A board is a pure function of (seed, generation, board): its
+deal, its draws and the search's are all seeded from them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import numpy as np
+
+from bridgeflow.dataset.auction import AuctionState
+from bridgeflow.dataset.encodings import (
+    deal_id,
+    duplicate_dealer,
+    duplicate_vulnerability,
+    hands_from_owner,
+    random_owner,
+    split_of,
+)
+from bridgeflow.training.bidding.bidder import Bidder
+from bridgeflow.training.bidding.rule_bidder import RuleBidder
+from bridgeflow.training.search.monte_carlo import MonteCarloSearch, improved_policy, tempered_prior
+from bridgeflow.training.search.sampling import categorical
+
+PARTNERS = ("self", "rule")
+# the selfplay params that decide the generated decisions (the rest are the loop's other steps')
+GENERATE_KEYS = ("base", "nndda", "deals", "seed", "partner", "tempering", "floor", "skip_above", "search",
+                 "boards_per_task")
+NETWORK_SEATS = {"self": (0, 1, 2, 3), "rule": (0, 1)}  # N and E: each with the rule bidder as partner
+NEAR_CERTAIN = "near_certain"
+
+
+@dataclass
+class SelfPlayConfig:
+    """The `selfplay:` section of params.yaml (every stage of the loop reads it; dvc.yaml passes the
+    paths and the generation list to the verbs)."""
+
+    base: str = "data/bsm"  # generation 0: the imitation BSM the loop starts from
+    nndda: str = "data/nndda"  # NN-DDA that scores the rollouts' contracts
+    generations: list = field(default_factory=lambda: [{"gen": 1, "prev": 0, "init": "data/bsm"}])  # dvc.yaml's foreach
+    deals: int = 24  # fresh train-split deals per generation
+    seed: int = 7000  # generation g plays the deals of synth seed `seed + g`
+    partner: str = "self"  # self: the network in all four seats | rule: the rule bidder partners it (compatible)
+    tempering: float = 3.0  # the prior of the soft update is pi^(1 / tempering), renormalised
+    floor: float = 0.02  # ... mixed with this much of the uniform over the legal calls
+    skip_above: float = 0.95  # no search where the tempered prior's top call has at least this
+    search: dict = field(default_factory=dict)  # overrides of the `search:` section while generating
+    boards_per_task: int = 4  # boards per unit of work (and of resumption)
+    workers: int = 2  # generate: local worker processes
+    imitation_records: str = "data/ingest/records"  # train: the imitation corpus (what base was trained on)
+    imitation_fraction: float = 0.3  # train: share of the training auctions drawn from the imitation corpus
+    train_steps: int = 100  # train: bsm steps per generation (from --init, a new lr schedule)
+    train_lr: float = 3e-4  # train: its peak lr (the bsm section's, 3e-3, unlearns the imitation)
+    train_warmup: int = 10
+    eval_dd: str = "data/dd"  # evaluate: the DD store with the exact tables of the boards
+    eval_boards: str = "40"  # evaluate: a board-list file, or N = the store's first N test-split deals
+    eval_seed: int = 0
+    eval_flags: dict = field(default_factory=dict)  # evaluate: more flags, e.g. {"facit": [FILE.pbn, ...]}
+
+    def __post_init__(self):
+        if self.partner not in PARTNERS:
+            raise ValueError(f"selfplay.partner must be one of {PARTNERS}, not {self.partner!r}")
+        if self.tempering <= 0 or not 0 <= self.floor < 1 or not 0 < self.skip_above <= 1:
+            raise ValueError("selfplay: tempering > 0, 0 <= floor < 1, 0 < skip_above <= 1")
+        if not 0 <= self.imitation_fraction < 1:
+            raise ValueError("selfplay.imitation_fraction must be in [0, 1)")
+
+
+def train_deals(seed: int, count: int) -> Iterator[tuple[int, np.ndarray]]:
+    """The first `count` train-split deals (deal_id % 100 < 80) of synth seed `seed`: (synth
+    index, owner). Board k + 1 of a generation is the k-th of them."""
+    index = found = 0
+    while found < count:
+        owner = random_owner(seed, index)
+        if split_of(deal_id(owner)) == "train":
+            yield index, owner
+            found += 1
+        index += 1
+
+
+class Actor:
+    """Plays self-play boards; `search` holds the network (and, compatible, the partner's BSM)."""
+
+    def __init__(self, network: Bidder, search: MonteCarloSearch, config: SelfPlayConfig):
+        self.network, self.search, self.config = network, search, config
+        self.rule = RuleBidder() if config.partner == "rule" else None
+
+    def play(self, generation: int, board: int, owner: np.ndarray) -> list[dict]:
+        """The SELFPLAY_DECISIONS rows of one board (1-based `board`), one per call in order."""
+        cfg = self.config
+        rng = np.random.default_rng([cfg.seed, generation, board])
+        self.search.reseed(int(rng.integers(2 ** 63)))
+        dealer, vul = duplicate_dealer(board), duplicate_vulnerability(board)
+        hands = hands_from_owner(owner)
+        state = AuctionState.start(dealer)
+        base = {"generation": generation, "board": board, "deal_id": deal_id(owner), "owner": owner.tolist(),
+                "dealer": dealer, "vulnerability": vul}
+        rows = []
+        while not state.finished:
+            seat = state.to_call
+            where = base | {"position": len(state.calls), "seat": seat, "auction": list(state.calls)}
+            if seat in NETWORK_SEATS[cfg.partner]:
+                row = where | self.decide(hands[seat], list(state.calls), dealer, vul, rng)
+            else:
+                call = self.rule.next_call(hands[seat], list(state.calls), dealer, vul)
+                row = where | rule_decision(call)
+            rows.append(row)
+            state.add(row["call"])
+        return rows
+
+    def decide(self, hand: list[int], auction: list[int], dealer: int, vul: int, rng: np.random.Generator) -> dict:
+        """One network decision: searched unless near-certain, pi' and the call drawn from it."""
+        cfg = self.config
+        prior = self.network.next_call(hand, auction, dealer, vul)
+        tempered = tempered_prior(prior, cfg.tempering, cfg.floor)
+        candidates = self.search.candidates(tempered)
+        q = se = None
+        samples, skipped = 0, None
+        if tempered.max() >= cfg.skip_above:
+            skipped = NEAR_CERTAIN
+        else:
+            result = self.search.search(hand, auction, dealer, vul, prior=tempered)
+            skipped = result.fallback
+            if skipped is None:
+                candidates = np.array([c.call for c in result.candidates])
+                q = np.array([c.mean_imps for c in result.candidates])
+                se = [c.se_imps for c in result.candidates]
+                samples = result.samples
+        pi = tempered[candidates] / tempered[candidates].sum()
+        policy = pi if q is None else improved_policy(pi, q, self.search.config.prior_temperature)
+        call = int(candidates[categorical(policy[None], rng)[0]])
+        return {"actor": "bsm", "searched": q is not None, "skipped": skipped,
+                "candidates": candidates.tolist(), "prior": prior[candidates].tolist(), "tempered": pi.tolist(),
+                "q": None if q is None else q.tolist(), "se": se, "samples": samples, "policy": policy.tolist(),
+                "call": call, "prior_best": int(np.argmax(prior)), "policy_best": int(candidates[np.argmax(policy)])}
+
+
+def rule_decision(call: int) -> dict:
+    """A rule-bidder partner's call as a decision row: its only candidate, played for sure."""
+    return {"actor": "rule", "searched": False, "skipped": "rule", "candidates": [call], "prior": [1.0],
+            "tempered": [1.0], "q": None, "se": None, "samples": 0, "policy": [1.0], "call": call,
+            "prior_best": call, "policy_best": call}
