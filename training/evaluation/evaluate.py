@@ -328,12 +328,12 @@ class AgentFactory:
     def make(self, spec: str) -> Agent:
         kind, _, path = spec.partition("@")
         if kind not in AGENT_KINDS:
-            raise ValueError(f"unknown agent {spec!r}: one of {AGENT_KINDS}, optionally @CHECKPOINT")
+            raise InputError(f"unknown agent {spec!r}: one of {AGENT_KINDS}, optionally @CHECKPOINT")
         if kind == "rule":
             return RuleAgent(name=spec)
         if kind in ben.AGENTS:
             if path:
-                raise ValueError(f"agent {spec!r}: BEN takes no @CHECKPOINT (its models are BEN's onnx.conf)")
+                raise InputError(f"agent {spec!r}: BEN takes no @CHECKPOINT (its models are BEN's onnx.conf)")
             for file in ben.ben_files().values():
                 self.checkpoints[str(file)] = file_hash(file)
             return ben.BenAgent(kind)
@@ -379,7 +379,7 @@ def match_agents(match: str) -> tuple[str, str, str]:
         return ("partner", agent, partner) if plus else ("partner", partner, "rule")
     first, sep, second = match.partition(":")
     if not sep:
-        raise ValueError(f"a match is A:B, partner:A+B or partner:A, not {match!r}")
+        raise InputError(f"evaluate.matches: a match is A:B, partner:A+B or partner:A, not {match!r}")
     return "team", first, second
 
 
@@ -392,9 +392,13 @@ def seat_names(match: str) -> list[list[str]]:
 def line_up(match: str, factory: AgentFactory) -> tuple[list[list[Agent]], Callable[[list[int]], float]]:
     """The seats at every table of a board of `match`, and its IMPs from the tables' NS scores."""
     kind, first, second = match_agents(match)
+    try:
+        first_agent, second_agent = factory.make(first), factory.make(second)
+    except InputError as error:
+        raise InputError(f"evaluate.matches: {match}: {error}") from None
     if kind == "partner":
-        return partner_line_ups(factory.make(first), factory.make(second)), partner_gain
-    return team_line_ups(factory.make(first), factory.make(second)), team_gain
+        return partner_line_ups(first_agent, second_agent), partner_gain
+    return team_line_ups(first_agent, second_agent), team_gain
 
 
 # One board-playing process of a parallel run: its own models, agents and DDS child.
