@@ -1,7 +1,7 @@
 """BEN at the table (training/evaluation/ben.py, contrib/ben_server): the call mapping, the
 JSON-lines protocol, boards played by `ben-nosearch`, determinism (a null match is exactly 0), a
-killed or silent server restarted with the call replayed, the parallel evaluation's servers, the
-dds3 shim against our DDS, and BEN's search reaching it.
+killed or silent server restarted with the call replayed, the parallel evaluation's servers, a
+partnership with BEN against two BENs, the dds3 shim against our DDS, and BEN's search reaching it.
 
 Needs BEN's folder in ../shared (skipped without it, failed under BRIDGEFLOW_REQUIRE_SHARED); the
 BEN virtualenv is built in the session if it is missing (pip, about 15 s)."""
@@ -163,6 +163,24 @@ def test_parallel_evaluation_matches_serial(ben_python, boards):
     assert ben.ben_files()["bidder"].as_posix() in factory.checkpoints
     for key in ("mean_imps", "boards"):
         assert serial["matches"]["ben-nosearch:rule"][key] == parallel["matches"]["ben-nosearch:rule"][key]
+
+
+def test_a_partnership_with_ben_against_two_bens(ben_python, boards):
+    """`partner:A+ben-nosearch`: A in each seat with BEN as its partner against two BENs, scored
+    against BEN at all four seats; with A = BEN every table bids alike and the match is 0."""
+    matches = ["partner:ben-nosearch+ben-nosearch", "partner:rule+ben-nosearch"]
+    factory = ev.AgentFactory(None, None, SearchConfig())
+    try:
+        metrics, rows = ev.evaluate(ev.EvalConfig(boards=BOARDS, matches=matches), boards, factory)
+    finally:
+        factory.close()
+    null, with_rule = ([row for row in rows if row["match"] == match] for match in matches)
+    assert [row["imps"] for row in null] == [0.0] * BOARDS
+    assert all(len(set(map(tuple, row["auctions"]))) == 1 for row in null)
+    assert [row["auctions"][0] for row in with_rule] == [row["auctions"][0] for row in null]
+    assert any(row["auctions"][1:] != row["auctions"][:1] * 4 for row in with_rule)  # rule bids otherwise somewhere
+    assert [row["imps"] for row in with_rule] == [ev.partner_gain(row["scores_ns"]) for row in with_rule]
+    assert set(metrics["matches"]["partner:rule+ben-nosearch"]["time_per_decision"]) == {"rule", "ben-nosearch"}
 
 
 def test_factory_names_ben_agents():

@@ -135,3 +135,14 @@ def test_every_model_loader_takes_the_file_or_its_folder(models, tmp_path):
         assert torch.equal(first, next(iter(from_file.model.state_dict().values())))
         with pytest.raises(InputError, match="no such file or folder"):
             load(tmp_path)
+
+
+@pytest.mark.parametrize("match, named", [("bsm", "a match is A:B, partner:A+B or partner:A, not 'bsm'"),
+                                          ("partner:rule+nobody", "partner:rule+nobody: unknown agent 'nobody'"),
+                                          ("ben@x.pt:rule", "BEN takes no @CHECKPOINT")])
+def test_a_bad_match_is_one_line_naming_it(capsys, tmp_path, match, named):
+    dd = Path(__file__).resolve().parents[1] / "datasets" / "dd_labels"
+    status, err = run_cli(capsys, "evaluate", "--dd", str(dd), "--out", str(tmp_path / "eval"), "--params",
+                          str(tmp_path / "absent.yaml"), "--set", "boards=2", "--set", f"matches=[{match}]")
+    assert status == 2 and named in one_line_error(err) and "evaluate.matches" in err
+    assert not (tmp_path / "eval").exists()

@@ -1,6 +1,7 @@
-"""The duplicate evaluation: board selection, scoring and IMP signs of team and partner matches,
-statistics, reproducibility under a seed, the files `bridgeflow evaluate` writes and resuming
-a killed run."""
+"""The duplicate evaluation: board selection, scoring and IMP signs of team and partner matches
+(with any partner), statistics, the sampler's fallbacks, reproducibility under a seed, the files
+`bridgeflow evaluate` writes (matches.pbn read back by our reader and ingest) and resuming a
+killed run."""
 
 from __future__ import annotations
 
@@ -14,12 +15,16 @@ import torch
 from bridgeflow.dataset.auction import replay
 from bridgeflow.dataset.encodings import deal_id, duplicate_dealer, duplicate_vulnerability, parse_call, random_owner
 from bridgeflow.dataset.labels import dd_store_table
+from bridgeflow.dataset.pbn import parse_pbn
+from bridgeflow.dataset.record import BoardRecord
 from bridgeflow.dataset.scoring import imps, score_ns
+from bridgeflow.dataset.validate import check
+from bridgeflow.pipelines import ingest
 from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
 from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
 from bridgeflow.training.evaluation import evaluate as ev
 from bridgeflow.training.evaluation.agents import RuleAgent
-from bridgeflow.training.search.monte_carlo import SearchConfig
+from bridgeflow.training.search.monte_carlo import SearchConfig, SearchResult
 
 torch.set_num_threads(1)
 ONE_NT = parse_call("1NT")
@@ -304,3 +309,94 @@ def test_run_key_changes_with_whatever_decides_the_boards(store):
 def test_a_null_match_prints_its_zero_standard_error(store, tmp_path, capsys):
     ev.run(eval_argv(store, store, tmp_path / "out", "matches=[rule:rule]"))
     assert "rule:rule: +0.00 IMPs/board, se 0.00, 3 boards" in capsys.readouterr().out
+
+
+def test_partner_matches_name_their_partner(store, models):
+    """`partner:A+B`: A in each seat with three B's, against the table of four B's; A = B is a null
+    match; `partner:A` is `partner:A+rule`; only partner matches with the same B are paired."""
+    assert ev.match_agents("partner:bsm") == ("partner", "bsm", "rule")
+    assert ev.match_agents("partner:bsm@a+b/model.pt+ben") == ("partner", "bsm@a+b/model.pt", "ben")
+    assert ev.match_agents("search:ben-nosearch") == ("team", "search", "ben-nosearch")
+    assert ev.seat_names("partner:rule+bsm") == [["bsm"] * 4, ["rule", "bsm", "bsm", "bsm"], ["bsm", "rule", "bsm", "bsm"],
+                                                 ["bsm", "bsm", "rule", "bsm"], ["bsm", "bsm", "bsm", "rule"]]
+    with pytest.raises(ValueError, match="partner:A\\+B"):
+        ev.match_agents("bsm")
+    boards = ev.load_boards(store, 3)
+    matches = ["partner:bsm+bsm", "partner:rule+rule", "partner:rule+bsm", "partner:bsm"]
+    metrics, rows = ev.evaluate(ev.EvalConfig(matches=matches), boards, ev.AgentFactory(models, models, SearchConfig()))
+    by_match = {match: [row for row in rows if row["match"] == match] for match in matches}
+    for match in ("partner:bsm+bsm", "partner:rule+rule"):
+        assert [row["imps"] for row in by_match[match]] == [0.0] * 3
+        assert all(len(set(map(tuple, row["auctions"]))) == 1 for row in by_match[match])
+    for with_bsm, with_rule in zip(by_match["partner:rule+bsm"], by_match["partner:bsm"]):
+        assert with_bsm["auctions"][0] == by_match["partner:bsm+bsm"][with_bsm["board"] - 1]["auctions"][0]
+        assert with_rule["auctions"][0] == by_match["partner:rule+rule"][with_rule["board"] - 1]["auctions"][0]
+    assert set(metrics["paired"]) == {"partner:bsm+bsm - partner:rule+bsm", "partner:rule+rule - partner:bsm"}
+
+
+def test_counts_of_sampling_per_decision():
+    def result(generated, fitting, unfitting, samples, fallback=None):
+        return SearchResult(0, 0, [], samples, fitting, generated, unfitting, fallback, 0.0)
+
+    counts = dict.fromkeys(ev.SAMPLER_COUNTS, 0)
+    for decision in (result(0, 0, 0, 0, "one candidate call"), result(10, 10, 0, 4), result(10, 3, 1, 4),
+                     result(10, 0, 4, 0, "0 sampled deals fit the auction (min_fitting 1)")):
+        ev.count_sampling(counts, decision)
+    assert counts == {"decisions": 4, "sampled": 3, "sampler_fallback": 2, "bsm_fallback": 1, "deals": 8, "unfitting": 1}
+    assert ev.sampler_summary(counts) == {"decisions": 4, "sampled": 3, "sampler_fallback": 2 / 3, "bsm_fallback": 1 / 3,
+                                          "unfitting_deals": 1 / 8}
+    assert ev.sampler_summary(dict.fromkeys(ev.SAMPLER_COUNTS, 0))["sampler_fallback"] is None
+
+
+def test_metrics_report_how_often_the_sampler_fell_back(store, models, tmp_path):
+    """No call of another player is ever that likely (min_call_prob 1): every decision after the
+    first call falls back (and plays the BSM's call); an opening fits (nothing to fit). The search
+    opens at one table of each of the 3 boards."""
+    sets = ["matches=[search:rule, bsm:rule]", "search.samples=2", "search.oversample=1", "search.topk=2",
+            "search.min_call_prob=1.0"]
+    metrics = ev.run(eval_argv(store, models, tmp_path / "out", *sets))
+    match = metrics["matches"]["search:rule"]
+    decisions = match["time_per_decision"]["search"]["decisions"]
+    assert match["sampler"] == {"search": {"decisions": decisions, "sampled": decisions,
+                                           "sampler_fallback": (decisions - 3) / decisions,
+                                           "bsm_fallback": (decisions - 3) / decisions, "unfitting_deals": 0.0}}
+    assert "sampler" not in metrics["matches"]["bsm:rule"]
+
+
+def test_every_table_is_written_as_pbn_that_ingest_reads_back(store, models, tmp_path):
+    """matches.pbn: a game per table (2 per board of a team match, 5 of a partner match) that
+    parse_pbn accepts with its auction, contract, DD result, score, seats and DD table; and
+    `bridgeflow ingest` reads every game with its auction and contract."""
+    out = tmp_path / "out"
+    ev.run(eval_argv(store, models, out, "matches=[bsm:rule, partner:rule+bsm]"))
+    text = (out / "matches.pbn").read_text()
+    records = [check(record) for record in parse_pbn(text.encode(), "matches.pbn")]
+    assert all(isinstance(record, BoardRecord) and not record.repairs for record in records), records
+    log = pq.read_table(out / "boards.parquet").to_pylist()
+    boards = ev.load_boards(store, 3)
+    tables = [(row, table) for row in log for table in range(len(row["auctions"]))]
+    assert len(records) == len(tables) == 3 * 2 + 3 * 5
+    for record, (row, table) in zip(records, tables):
+        assert (record.event, record.board, record.dealer, record.vulnerability) == (
+            row["match"], row["board"], row["dealer"], row["vul"])
+        assert record.auction == row["auctions"][table] and record.auction_complete
+        contract = replay(row["dealer"], record.auction).contract()
+        assert row["contracts"][table] == ("Pass" if contract is None else f"{contract}-{'NESW'[contract.declarer]}")
+        assert (record.contract_level, record.declarer) == ((0, None) if contract is None else
+                                                            (contract.level, contract.declarer))
+        assert record.tricks == (None if contract is None else row["tricks"][table])
+        assert record.source_score == f"NS {row['scores_ns'][table]}"
+        assert record.players == ev.seat_names(row["match"])[table]
+        assert np.array_equal(record.owner, boards.owners[row["board"] - 1])
+        assert record.dd_tricks == boards.tables[row["board"] - 1].reshape(-1).tolist()
+    assert [record.room for record in records[:2]] == ["open", "closed"]
+    assert [records[6].room, records[7].room] == ["Table 1", "Table 2"] and "ScoreIMP" not in records[6].tags
+    first = log[0]
+    assert records[0].tags["ScoreIMP"] == f"NS {imps(first['scores_ns'][0] - first['scores_ns'][1])}"
+
+    manifest = ingest.run(["--input", str(out / "matches.pbn"), "--out", str(tmp_path / "ingested"), "--workers", "1"])
+    assert (manifest["read"], manifest["accepted"]) == (len(tables), len(tables))
+    ingested = sorted((row for shard in sorted((tmp_path / "ingested" / "records").glob("*.parquet"))
+                       for row in pq.read_table(shard).to_pylist()), key=lambda row: row["source_position"])
+    assert [row["auction"] for row in ingested] == [row["auctions"][table] for row, table in tables]
+    assert [row["contract_level"] for row in ingested] == [record.contract_level for record in records]

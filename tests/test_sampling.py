@@ -157,3 +157,20 @@ def test_too_few_fitting_deals_fill_up_and_are_counted(bidder):
     s = sample_deals(bidder, np.flatnonzero(owner == 2), auction("1D 1S"), 0, 0, 4, np.random.default_rng(0),
                      min_call_prob=0.99)
     assert s.fitting == 0 and len(s.owners) == 4
+
+
+def test_kept_fitting_counts_the_returned_deals_that_fit(bidder):
+    """A threshold between the deals' least likely calls: some fit, some do not; `top` keeps the
+    fitting ones first, so min(fitting, K) of the K returned fit, and exactly those do."""
+    owner = random_owner(2, 1)
+    hand, calls, k = np.flatnonzero(owner == 2), auction("1D 1S"), 6
+    everything = sample_deals(bidder, hand, calls, 0, 0, k, np.random.default_rng(0), oversample=1, min_call_prob=0.0)
+    least = np.exp(call_log_likelihoods(bidder, everything.owners, calls, 0, 0, 2)[:, [0, 1]]).min(axis=1)
+    threshold = float(np.median(least))
+    for oversample in (1, 3):
+        s = sample_deals(bidder, hand, calls, 0, 0, k, np.random.default_rng(0), oversample=oversample,
+                         min_call_prob=threshold)
+        fit = np.exp(call_log_likelihoods(bidder, s.owners, calls, 0, 0, 2)[:, [0, 1]]).min(axis=1) >= threshold
+        assert s.kept_fitting == fit.sum() == min(s.fitting, k)
+        if oversample == 1:
+            assert 0 < s.kept_fitting < k

@@ -25,6 +25,7 @@ from bridgeflow.training.search.monte_carlo import (
     SearchConfig,
     load_section,
 )
+from bridgeflow.training.search.sampling import call_log_likelihoods, sample_deals
 
 torch.set_num_threads(1)
 HAND = parse_pbn_hand("K843.Q92.A75.J64")
@@ -179,3 +180,28 @@ def test_bid_command_prints_the_evidence(bidder, tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["samples"] == 3
     with pytest.raises(SystemExit):
         search_module.run(argv[:1] + ["K843.Q92.A75"] + argv[2:])
+
+
+def test_the_sampler_fallback_is_counted_per_decision(bidder):
+    """The decision's unfitting deals are the sampler's fill-up: K minus those that fit (top
+    keeps fitting deals first); none when every deal fits; all K (and the BSM's call) when none
+    does; none when it did not sample (one candidate)."""
+    dd = FixedTables(np.full((4, 5), 7))
+    auction = calls("1H P")
+
+    def decide(min_call_prob, **options):
+        config = SearchConfig(**{"samples": 6, "oversample": 1, "min_call_prob": min_call_prob, **options})
+        return MonteCarloSearch(bidder, dd, config).search(HAND, auction, 0, 0)
+
+    loose = decide(0.0, oversample=2)
+    assert loose.unfitting == 0 and not loose.sampler_fell_back and loose.fitting == loose.generated == 12
+    # The same six deals as the search draws (seed 0, oversample 1): a threshold two of them meet.
+    deals = sample_deals(bidder, HAND, auction, 0, 0, 6, np.random.default_rng(0), oversample=1, min_call_prob=0.0)
+    least = np.exp(call_log_likelihoods(bidder, deals.owners, auction, 0, 0, 2)[:, :2]).min(axis=1)
+    some = decide(float(np.sort(least)[-2]))
+    assert some.fallback is None and some.fitting == 2 and some.unfitting == 4 and some.sampler_fell_back
+    assert "sampler fallback: 4 of the deals kept do not fit the auction" in some.format()
+    none = decide(0.999)
+    assert none.fitting == 0 and none.unfitting == 6 and none.fallback and none.call == none.prior_call
+    single = decide(0.999, topk=1)
+    assert single.generated == 0 and single.unfitting == 0 and not single.sampler_fell_back

@@ -13,10 +13,13 @@ Matches (`evaluate.matches`), agents named rule | bsm | bsm-sample | search, eac
 BEN server per process, workers included):
 - `A:B`, a team match: A sits NS at table 1 and EW at table 2, B in the other seats; the board
   scores IMP(NS score at table 1 - NS score at table 2) for A (DeepMind's IMP(S(abab) - S(baba))).
-- `partner:A`, the partner setting: A replaces one of four rule bidders, in each seat in turn;
-  the board scores the mean over the four seats of the IMPs A's side gains over four rule bidders.
-For every two team matches against the same opponent (and every two partner matches) the report
-also gives the paired difference on the same boards; `search:rule - bsm:rule` is the headline.
+- `partner:A+B`, the partnership setting: A replaces one of four B's, in each seat in turn, so it
+  sits with B as partner against two B's; the board scores the mean over the four seats of the
+  IMPs A's side gains over the table of four B's (how good a partner for B A is). `partner:A` is
+  `partner:A+rule`. B is what follows the last `+`.
+For every two team matches against the same opponent (and every two partner matches with the same
+B) the report also gives the paired difference on the same boards; `search:rule - bsm:rule` is
+the headline.
 
 Reproducible: every agent is reseeded before every table from (evaluate.seed, match, deal_id,
 table), so the same seed gives the same per-board results, whatever the board order (search.seed
@@ -25,7 +28,10 @@ with the same results. Writes to --out:
   boards.parquet  one row per (match, board): auctions, contracts, DD tricks, NS scores, IMPs
   boards.json     the deal_ids played and their hash (a valid --boards file)
   metrics.json    per match: mean IMPs/board, SE, 95% interval, boards, time per decision (mean,
-                  p95) per agent; the paired differences; the config, checkpoint hashes and seed.
+                  p95) per agent, and per search agent how often its sampler fell back (`sampler`);
+                  the paired differences; the config, checkpoint hashes and seed.
+  matches.pbn     every table of every board as a PBN game (match_pbn.py): seats, auction,
+                  contract, its DD tricks as the result, NS score, IMPs, the DD table.
 
 Resumable: finished boards are committed every COMMIT_SECONDS to --out/_progress/KEY/part-*.parquet,
 KEY a hash of everything that decides the per-board results (see `run_key`). A rerun with the same
@@ -68,6 +74,7 @@ from bridgeflow.training.model_files import model_file, shipped_model
 from bridgeflow.training.search.monte_carlo import (
     MonteCarloSearch,
     SearchConfig,
+    SearchResult,
     contract_label,
     load_scorer,
     load_section,
@@ -75,6 +82,7 @@ from bridgeflow.training.search.monte_carlo import (
 
 from . import ben
 from .agents import Agent, BSMAgent, RuleAgent, SearchAgent
+from .match_pbn import match_pbn
 
 log = logging.getLogger(__name__)
 AGENT_KINDS = ("rule", "bsm", "bsm-sample", "search", *ben.AGENTS)
@@ -132,8 +140,10 @@ def table_seed(seed: int, match: str, deal_id: int, table: int) -> int:
     return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little")
 
 
-def play(seats: Sequence[Agent], owner: np.ndarray, dealer: int, vul: int, timings: dict[str, list]) -> AuctionState:
-    """One table: the agent in each seat (N, E, S, W) calls in turn until the auction ends."""
+def play(seats: Sequence[Agent], owner: np.ndarray, dealer: int, vul: int, timings: dict[str, list],
+         sampler: dict[str, dict[str, int]] | None = None) -> AuctionState:
+    """One table: the agent in each seat (N, E, S, W) calls in turn until the auction ends. Each
+    decision's seconds go to `timings`, and a search agent's sampling to `sampler` (count_sampling)."""
     hands = hands_from_owner(owner)
     state = AuctionState.start(dealer)
     while not state.finished:
@@ -141,8 +151,36 @@ def play(seats: Sequence[Agent], owner: np.ndarray, dealer: int, vul: int, timin
         started = time.perf_counter()
         call = agent.next_call(hands[state.to_call], list(state.calls), dealer, vul)
         timings[agent.name].append(time.perf_counter() - started)
+        if sampler is not None and isinstance(agent, SearchAgent):
+            count_sampling(sampler.setdefault(agent.name, dict.fromkeys(SAMPLER_COUNTS, 0)), agent.last)
         state.add(call)  # an illegal call raises IllegalCall
     return state
+
+
+# Per search agent and board: its decisions; those it sampled deals for (more than one candidate);
+# those where under K sampled deals fit the auction, so the sampler filled in with deals that do
+# not; those where under min_fitting fit, so the BSM's call was played; deals rolled out, and of
+# those the ones that do not fit.
+SAMPLER_COUNTS = ("decisions", "sampled", "sampler_fallback", "bsm_fallback", "deals", "unfitting")
+
+
+def count_sampling(counts: dict[str, int], result: SearchResult) -> None:
+    sampled = result.generated > 0
+    counts["decisions"] += 1
+    counts["sampled"] += sampled
+    counts["sampler_fallback"] += result.sampler_fell_back
+    counts["bsm_fallback"] += sampled and result.fallback is not None
+    counts["deals"] += result.samples
+    counts["unfitting"] += result.unfitting if result.samples else 0
+
+
+def sampler_summary(counts: dict[str, int]) -> dict:
+    """How often the search's sampler fell back, as shares of the decisions it sampled for."""
+    sampled, deals = counts["sampled"], counts["deals"]
+    return {"decisions": counts["decisions"], "sampled": sampled,
+            "sampler_fallback": counts["sampler_fallback"] / sampled if sampled else None,
+            "bsm_fallback": counts["bsm_fallback"] / sampled if sampled else None,
+            "unfitting_deals": counts["unfitting"] / deals if deals else None}
 
 
 def table_result(state: AuctionState, table: np.ndarray, vul: int) -> tuple[int, int]:
@@ -156,16 +194,17 @@ def table_result(state: AuctionState, table: np.ndarray, vul: int) -> tuple[int,
 
 def play_board(match: str, line_ups: list[list[Agent]], boards: Boards, index: int, seed: int) -> dict:
     """Every table of one board: its log row, without the IMPs, plus the seconds of each agent's
-    decisions (kept with the board, so that a resumed run still reports time per decision)."""
+    decisions and each search agent's sampling counts (kept with the board, so that a resumed run
+    still reports them)."""
     deal = int(boards.deal_ids[index])
     dealer, vul = duplicate_dealer(index + 1), duplicate_vulnerability(index + 1)
     timings = defaultdict(list)
     row = {"match": match, "board": index + 1, "deal_id": deal, "dealer": dealer, "vul": vul,
-           "auctions": [], "contracts": [], "tricks": [], "scores_ns": [], "seconds": timings}
+           "auctions": [], "contracts": [], "tricks": [], "scores_ns": [], "seconds": timings, "sampler": {}}
     for number, seats in enumerate(line_ups):
         for agent in {id(a): a for a in seats}.values():
             agent.reseed(table_seed(seed, match, deal, number))
-        state = play(seats, boards.owners[index], dealer, vul, timings)
+        state = play(seats, boards.owners[index], dealer, vul, timings, row["sampler"])
         score, tricks = table_result(state, boards.tables[index], vul)
         row["auctions"].append(state.calls)
         row["contracts"].append(contract_label(state))
@@ -185,7 +224,7 @@ class Progress:
         self.parts = sorted(folder.glob("part-*.parquet")) if folder else []
         for part in self.parts:
             for row in pq.read_table(part).to_pylist():
-                self.rows[row["match"]][row["board"]] = row | {"seconds": dict(row["seconds"])}
+                self.rows[row["match"]][row["board"]] = row | {"seconds": dict(row["seconds"]), "sampler": dict(row["sampler"])}
 
     def add(self, row: dict) -> None:
         self.rows[row["match"]][row["board"]] = row
@@ -229,13 +268,14 @@ def team_gain(scores: list[int]) -> float:
     return imps(scores[0] - scores[1])
 
 
-def partner_line_ups(agent: Agent, rule: Agent) -> list[list[Agent]]:
-    """Four rule bidders, then the agent in each seat with three rule bidders."""
-    return [[rule] * 4] + [[agent if s == seat else rule for s in range(4)] for seat in range(4)]
+def partner_line_ups(agent: Agent, partner: Agent) -> list[list[Agent]]:
+    """Four `partner`s, then the agent in each seat with three of them: with one as its partner,
+    against two."""
+    return [[partner] * 4] + [[agent if s == seat else partner for s in range(4)] for seat in range(4)]
 
 
 def partner_gain(scores: list[int]) -> float:
-    """IMPs for the agent's side against the all-rule table, averaged over the four seats."""
+    """IMPs for the agent's side against the table of four partners, averaged over the four seats."""
     return np.mean([(1 if seat % 2 == 0 else -1) * imps(scores[seat + 1] - scores[0]) for seat in range(4)])
 
 
@@ -244,9 +284,9 @@ def team_match(match: str, a: Agent, b: Agent, boards: Boards, seed: int,
     return play_match(match, team_line_ups(a, b), team_gain, boards, seed, progress)
 
 
-def partner_match(match: str, agent: Agent, rule: Agent, boards: Boards, seed: int,
+def partner_match(match: str, agent: Agent, partner: Agent, boards: Boards, seed: int,
                   progress: Progress | None = None) -> list[dict]:
-    return play_match(match, partner_line_ups(agent, rule), partner_gain, boards, seed, progress)
+    return play_match(match, partner_line_ups(agent, partner), partner_gain, boards, seed, progress)
 
 
 def summary(values: Sequence[float]) -> dict:
@@ -288,12 +328,12 @@ class AgentFactory:
     def make(self, spec: str) -> Agent:
         kind, _, path = spec.partition("@")
         if kind not in AGENT_KINDS:
-            raise ValueError(f"unknown agent {spec!r}: one of {AGENT_KINDS}, optionally @CHECKPOINT")
+            raise InputError(f"unknown agent {spec!r}: one of {AGENT_KINDS}, optionally @CHECKPOINT")
         if kind == "rule":
             return RuleAgent(name=spec)
         if kind in ben.AGENTS:
             if path:
-                raise ValueError(f"agent {spec!r}: BEN takes no @CHECKPOINT (its models are BEN's onnx.conf)")
+                raise InputError(f"agent {spec!r}: BEN takes no @CHECKPOINT (its models are BEN's onnx.conf)")
             for file in ben.ben_files().values():
                 self.checkpoints[str(file)] = file_hash(file)
             return ben.BenAgent(kind)
@@ -315,9 +355,10 @@ class AgentFactory:
 
 def paired(results: dict[str, list[dict]]) -> dict[str, dict]:
     """Paired differences on the same boards: team matches against the same opponent, and
-    partner matches."""
+    partner matches with the same partner."""
     def opponent(match: str) -> str:
-        return match.split(":", 1)[1] if not match.startswith("partner:") else "partner"
+        kind, _, second = match_agents(match)
+        return f"{kind}:{second}"
 
     out = {}
     names = list(results)
@@ -330,14 +371,34 @@ def paired(results: dict[str, list[dict]]) -> dict[str, dict]:
     return out
 
 
-def line_up(match: str, factory: AgentFactory) -> tuple[list[list[Agent]], Callable[[list[int]], float]]:
-    """The seats at every table of a board of `match`, and its IMPs from the tables' NS scores."""
+def match_agents(match: str) -> tuple[str, str, str]:
+    """('team', A, B) for `A:B`; ('partner', A, B) for `partner:A+B`, and `partner:A` is
+    `partner:A+rule`."""
     if match.startswith("partner:"):
-        return partner_line_ups(factory.make(match.split(":", 1)[1]), factory.make("rule")), partner_gain
+        agent, plus, partner = match.removeprefix("partner:").rpartition("+")
+        return ("partner", agent, partner) if plus else ("partner", partner, "rule")
     first, sep, second = match.partition(":")
     if not sep:
-        raise ValueError(f"a match is A:B or partner:A, not {match!r}")
-    return team_line_ups(factory.make(first), factory.make(second)), team_gain
+        raise InputError(f"evaluate.matches: a match is A:B, partner:A+B or partner:A, not {match!r}")
+    return "team", first, second
+
+
+def seat_names(match: str) -> list[list[str]]:
+    """The agents' names in the seats (N, E, S, W) of every table of `match`."""
+    kind, first, second = match_agents(match)
+    return (partner_line_ups if kind == "partner" else team_line_ups)(first, second)
+
+
+def line_up(match: str, factory: AgentFactory) -> tuple[list[list[Agent]], Callable[[list[int]], float]]:
+    """The seats at every table of a board of `match`, and its IMPs from the tables' NS scores."""
+    kind, first, second = match_agents(match)
+    try:
+        first_agent, second_agent = factory.make(first), factory.make(second)
+    except InputError as error:
+        raise InputError(f"evaluate.matches: {match}: {error}") from None
+    if kind == "partner":
+        return partner_line_ups(first_agent, second_agent), partner_gain
+    return team_line_ups(first_agent, second_agent), team_gain
 
 
 # One board-playing process of a parallel run: its own models, agents and DDS child.
@@ -379,7 +440,8 @@ def run_key(config: EvalConfig, boards: Boards, factory: AgentFactory) -> str:
     the seed), the board list, the hash of every checkpoint loaded and which ones are the defaults
     (so call it once every agent is made)."""
     decisive = {"evaluate": asdict(config) | {"workers": None}, "search": asdict(factory.search_config), "boards": boards.hash,
-                "checkpoints": factory.checkpoints, "defaults": [str(factory.bsm), str(factory.nndda)]}
+                "checkpoints": factory.checkpoints, "defaults": [str(factory.bsm), str(factory.nndda)],
+                "progress": str(PROGRESS_SCHEMA)}  # parts of another layout are not resumed
     return hashlib.blake2b(json.dumps(decisive, sort_keys=True).encode(), digest_size=8).hexdigest()
 
 
@@ -394,14 +456,17 @@ def evaluate(config: EvalConfig, boards: Boards, factory: AgentFactory,
         log.info("resuming from %s: %d boards already played", progress.folder, resumed)
     if config.workers > 1:
         play_in_parallel(config, boards, factory, progress)
-    results, timings, rows = {}, {}, []
+    results, timings, sampler, rows = {}, {}, {}, []
     for match, (line_ups, gain) in lined_up.items():
         started = time.perf_counter()
         played = play_match(match, line_ups, gain, boards, config.seed, progress)
-        timings[match] = defaultdict(list)
+        timings[match], sampler[match] = defaultdict(list), defaultdict(lambda: dict.fromkeys(SAMPLER_COUNTS, 0))
         for row in played:
             for name, seconds in row["seconds"].items():
                 timings[match][name] += seconds
+            for name, counts in row["sampler"].items():
+                for key in SAMPLER_COUNTS:
+                    sampler[match][name][key] += counts[key]
         results[match] = played
         rows += [{name: row[name] for name in LOG_SCHEMA.names} for row in played]
         log.info("%s: %.2f IMPs/board over %d boards in %.0f s", match, np.mean([r["imps"] for r in played]),
@@ -409,6 +474,8 @@ def evaluate(config: EvalConfig, boards: Boards, factory: AgentFactory,
     metrics = {
         "matches": {match: summary([r["imps"] for r in played])
                     | {"time_per_decision": {name: timing_summary(t) for name, t in timings[match].items()}}
+                    | ({"sampler": {name: sampler_summary(c) for name, c in sampler[match].items()}}
+                       if sampler[match] else {})
                     for match, played in results.items()},
         "paired": paired(results),
     }
@@ -424,7 +491,8 @@ LOG_SCHEMA = pa.schema([
     pa.field("contracts", pa.list_(pa.string())), pa.field("tricks", pa.list_(pa.int8())),
     pa.field("scores_ns", pa.list_(pa.int32())), pa.field("imps", pa.float64()),
 ])
-PROGRESS_SCHEMA = LOG_SCHEMA.append(pa.field("seconds", pa.map_(pa.string(), pa.list_(pa.float64()))))
+PROGRESS_SCHEMA = LOG_SCHEMA.append(pa.field("seconds", pa.map_(pa.string(), pa.list_(pa.float64())))).append(
+    pa.field("sampler", pa.map_(pa.string(), pa.struct([(key, pa.int64()) for key in SAMPLER_COUNTS]))))
 
 
 def run(argv: list[str] | None = None) -> dict:
@@ -455,6 +523,7 @@ def run(argv: list[str] | None = None) -> dict:
         factory.close()
     out.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_pylist(rows, schema=LOG_SCHEMA), out / "boards.parquet")
+    (out / "matches.pbn").write_text(match_pbn(rows, boards, {match: seat_names(match) for match in config.matches}))
     board_list = {"deal_ids": [int(d) for d in boards.deal_ids], "hash": boards.hash}
     (out / "boards.json").write_text(json.dumps(board_list) + "\n")
     metrics |= {

@@ -53,7 +53,7 @@ from bridgeflow.training.dd.exact_dd import ExactDD
 from bridgeflow.training.model_files import shipped_model
 from bridgeflow.training.params import load_section
 
-from .sampling import SELECTIONS, categorical, sample_deals
+from .sampling import SELECTIONS, Samples, categorical, sample_deals
 
 
 @dataclass
@@ -117,9 +117,15 @@ class SearchResult:
     candidates: list[Candidate]
     samples: int  # deals rolled out
     fitting: int  # sampled candidates that fit the auction
-    generated: int
+    generated: int  # 0: the sampler did not run (one candidate call)
+    unfitting: int  # deals the sampler kept that do not fit the auction: its fallback when under K fit
     fallback: str | None  # why the search did not run (the BSM's call was played), or None
     seconds: float
+
+    @property
+    def sampler_fell_back(self) -> bool:
+        """Too few sampled deals fit the auction: the sampler filled in with deals that do not."""
+        return self.unfitting > 0
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -132,6 +138,8 @@ class SearchResult:
         lines = [f"call: {call_name(self.call)}   (BSM alone: {call_name(self.prior_call)})",
                  f"deals: {self.samples} rolled out; {self.fitting} of {self.generated} sampled fit the auction;"
                  f" {self.seconds * 1000:.0f} ms"]
+        if self.sampler_fell_back:
+            lines.append(f"sampler fallback: {self.unfitting} of the deals kept do not fit the auction")
         if self.fallback:
             lines.append(f"fallback: {self.fallback}")
         if self.candidates:
@@ -258,16 +266,19 @@ class MonteCarloSearch:
         calls = self.candidates(prior)
         prior_call = int(calls[0])
 
-        def done(call: int, candidates: list[Candidate], k: int, fitting: int, generated: int, why: str | None):
-            return SearchResult(call, prior_call, candidates, k, fitting, generated, why, time.perf_counter() - started)
+        def done(call: int, candidates: list[Candidate], k: int, why: str | None, sampled: Samples | None = None):
+            fitting, generated, unfitting = ((sampled.fitting, sampled.generated, len(sampled.owners) - sampled.kept_fitting)
+                                             if sampled else (0, 0, 0))
+            return SearchResult(call, prior_call, candidates, k, fitting, generated, unfitting, why,
+                                time.perf_counter() - started)
 
         if len(calls) == 1:
-            return done(prior_call, [], 0, 0, 0, "one candidate call")
+            return done(prior_call, [], 0, "one candidate call")
         sampled = sample_deals(self.bidder, hand, auction, dealer, vul, cfg.samples, self.rng, cfg.oversample,
                                cfg.gamma, cfg.selection, cfg.min_call_prob, self.partner)
         if sampled.fitting < cfg.min_fitting:
-            return done(prior_call, [], 0, sampled.fitting, sampled.generated,
-                        f"{sampled.fitting} sampled deals fit the auction (min_fitting {cfg.min_fitting})")
+            return done(prior_call, [], 0,
+                        f"{sampled.fitting} sampled deals fit the auction (min_fitting {cfg.min_fitting})", sampled)
         states = self.rollout(sampled.owners, auction, dealer, vul, calls)
         scores = self.scores(states, sampled.owners, vul, player)
         imps = self.imps(scores)
@@ -280,7 +291,7 @@ class MonteCarloSearch:
         ]
         value = imps.mean(axis=1) + cfg.prior_temperature * np.log(prior[calls])
         best = int(calls[int(np.argmax(value))])  # ties: the likelier call (argmax takes the first)
-        return done(best, candidates, k, sampled.fitting, sampled.generated, None)
+        return done(best, candidates, k, None, sampled)
 
 
 def load_scorer(kind: str, nndda: str | Path | None) -> DDScorer:

@@ -21,7 +21,8 @@ is the same in every sample, so they add a constant.
 Fallback when too few candidates fit (a deal fits when the BSM gives every earlier call of the
 other players at least `min_call_prob`): "top" ranks fitting deals first and fills up with the
 best-scoring others; "proportional" draws from the fitting deals, or from all when none fits.
-`Samples.fitting` says how many fitted, so a caller can refuse to search on too few."""
+`Samples.fitting` says how many fitted, so a caller can refuse to search on too few, and
+`Samples.kept_fitting` how many of the deals returned fit (fewer than K: the fallback filled in)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ class Samples:
     score: np.ndarray  # float[K] discounted log-likelihood of the earlier calls
     fitting: int  # candidates that fit the auction (every earlier call >= min_call_prob)
     generated: int  # candidates generated
+    kept_fitting: int  # of the K deals returned, those that fit (the rest are the fallback's)
 
 
 def conditional_bernoulli(log_odds: np.ndarray, allowed: np.ndarray, k: np.ndarray,
@@ -263,4 +265,4 @@ def sample_deals(bidder: Bidder, hand: Sequence[int], auction: Sequence[int], de
         pool = np.flatnonzero(fits) if fits.any() else np.arange(count)
         weight = np.exp(score[pool] - score[pool].max())
         keep = rng.choice(pool, size=samples, p=weight / weight.sum())
-    return Samples(owners[keep], score[keep], int(fits.sum()), count)
+    return Samples(owners[keep], score[keep], int(fits.sum()), count, int(fits[keep].sum()))
