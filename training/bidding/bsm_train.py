@@ -26,6 +26,7 @@ import yaml
 from tqdm import tqdm
 
 from bridgeflow.dataset.encodings import CARD_HCP
+from bridgeflow.dataset.errors import InputError
 from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.training.model_files import model_file
 from bridgeflow.training.params import load_section
@@ -45,6 +46,7 @@ class TrainConfig(BSMConfig):
     """The `bsm:` section of params.yaml: the model's fields (BSMConfig), then the data's and the loop's."""
 
     sources: str | list = "all"  # "all", or a list of the records' source_format values, e.g. [openspiel] or [lin, pbn]
+    bidders: str | list = "all"  # "all", or the bidders at all four seats (synth's --bidder), e.g. [ben-nosearch] or [rule, ben-nosearch]
     lr: float = 3e-3  # BSM paper: 1e-3; 3e-3 learnt faster here (see the report)
     min_lr: float = 1e-4  # cosine decay from lr to min_lr over `steps`, after `warmup`
     warmup: int = 100
@@ -73,9 +75,10 @@ class TrainConfig(BSMConfig):
 
 def load_config(params: Path | None, overrides: list[str]) -> TrainConfig:
     """Defaults, then the `bsm:` section of `params` (if the file has one), then `key=value` overrides."""
-    cfg = load_section(TrainConfig, params, "bsm", overrides, any_type=("sources",))
-    if cfg.sources != "all" and not isinstance(cfg.sources, list):
-        cfg = replace(cfg, sources=[cfg.sources])
+    cfg = load_section(TrainConfig, params, "bsm", overrides, any_type=("sources", "bidders"))
+    for name in ("sources", "bidders"):
+        if getattr(cfg, name) != "all" and not isinstance(getattr(cfg, name), list):
+            cfg = replace(cfg, **{name: [getattr(cfg, name)]})
     return cfg
 
 
@@ -207,10 +210,11 @@ def train(cfg: TrainConfig, corpus: Corpus, out: Path, stop_at: int | None = Non
         except RuntimeError as error:
             raise ValueError(f"--init {init}: its weights do not fit the bsm params ({error})") from None
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    train_ids = corpus.sequences("train", cfg.sources)
-    valid_ids = corpus.sequences("valid", cfg.sources)[:cfg.eval_sequences]
+    train_ids = corpus.sequences("train", cfg.sources, cfg.bidders)
+    valid_ids = corpus.sequences("valid", cfg.sources, cfg.bidders)[:cfg.eval_sequences]
     if len(train_ids) == 0:
-        raise ValueError(f"no training auctions in {corpus.folder} for sources={cfg.sources!r}")
+        raise InputError(f"no training auctions in {corpus.folder} for sources={cfg.sources!r}, bidders={cfg.bidders!r} "
+                         f"(the records hold sources {corpus.meta['sources']}, bidders {corpus.meta['bidders']})")
     step, log, running = 0, [], defaultdict(float)  # running: train losses summed since the last log row
     checkpoint_path = out / "ckpt.pt"
     if checkpoint_path.exists() and not fresh:
@@ -294,6 +298,7 @@ def model_card(cfg: TrainConfig, corpus: Corpus, result: dict, report: dict, rec
         "## Data",
         f"- records: `{records}` ({len(meta['files'])} Parquet files; cache `{corpus.folder}`)",
         f"- sources: {cfg.sources} (available: {', '.join(meta['sources']) or 'none'})",
+        f"- bidders: {cfg.bidders} (available: {', '.join(meta['bidders']) or 'none'})",
         f"- auctions: {meta['auctions']} usable (complete auction and deal); {meta['rejected_illegal']} dropped as illegal or unfinished",
         f"- decision points (every call of every auction, seen by its caller): {meta['decision_points']}",
         "- split: deal-disjoint, `deal_id % 100` < 80 train, < 90 valid, else test (the same deal in two rooms stays in one split)",
@@ -348,7 +353,7 @@ def run(argv: list[str] | None = None) -> dict:
     print(f"bsm: {corpus.meta['auctions']} auctions, {corpus.meta['decision_points']} decision points "
           f"({corpus.meta['auctions_by_split']}) from {records}")
     result = train(cfg, corpus, out, fresh=args.fresh, init=args.init)
-    test_ids = corpus.sequences(SPLITS[2], cfg.sources)
+    test_ids = corpus.sequences(SPLITS[2], cfg.sources, cfg.bidders)
     report = evaluate(result["model"], corpus, test_ids, cfg.device)
     metrics = {"schema_version": SCHEMA_VERSION, **report["metrics"], "steps": result["step"],
                "train_samples_per_s": result["samples_per_s"]}
