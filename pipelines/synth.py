@@ -21,8 +21,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import logging
 import multiprocessing
 import os
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -37,6 +39,7 @@ from bridgeflow.dataset.record import BoardRecord
 from bridgeflow.training.bidding import rule_bidder
 from bridgeflow.training.evaluation import ben
 
+LOG = logging.getLogger("bridgeflow.synth")
 FORMATTERS = {"pbn": format_pbn, "lin": format_lin}
 BIDDERS = ("rule", *ben.AGENTS)  # rule, ben, ben-nosearch
 PLAN = ".synth.json"  # the settings of the run that wrote the folder (hidden: ingest skips it)
@@ -119,18 +122,22 @@ def synth_boards(seed: int, start: int, stop: int, bidder: str | None = "rule", 
         yield synth_board(seed, index, corpus_bidder, explain)
 
 
-def _write_file(job: tuple, bidder: CorpusBidder | None, board_done) -> None:
-    """Write one corpus file, calling `board_done()` after each board."""
+def _write_file(job: tuple, bidder: CorpusBidder | None, board_done) -> int:
+    """Write one corpus file, calling `board_done()` after each board; returns the calls made."""
     path, seed, first, last, format_name, explain = job
     format_board = FORMATTERS[format_name]
     path = Path(path)
     temporary = path.with_name(f".{path.name}.tmp")
+    calls = 0
     with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
         for index in range(first, last):
-            handle.write(format_board(synth_board(seed, index, bidder, explain)))
+            board = synth_board(seed, index, bidder, explain)
+            handle.write(format_board(board))
             handle.write("\n")
+            calls += len(board.auction or ())
             board_done()
     temporary.replace(path)
+    return calls
 
 
 _worker: dict = {}  # a writing process's bidder name, its bidder (made on its first file) and the shared board count
@@ -145,10 +152,10 @@ def _count_board() -> None:
         _worker["boards_done"].value += 1
 
 
-def _write_in_worker(job: tuple) -> None:
+def _write_in_worker(job: tuple) -> int:
     if "bidder" not in _worker:
         _worker["bidder"] = CorpusBidder(_worker["name"]) if _worker["name"] else None
-    _write_file(job, _worker["bidder"], _count_board)
+    return _write_file(job, _worker["bidder"], _count_board)
 
 
 def _plan_folder(out: Path, plan: dict) -> None:
@@ -190,21 +197,28 @@ def write_corpus(out: Path, deals: int, seed: int, format_name: str, boards_per_
     ]
     todo = [job for job in jobs if not Path(job[0]).exists()]
     done = deals - sum(job[3] - job[2] for job in todo)
+    if not todo:
+        LOG.info("synth %s: all %d boards were written by an earlier run", out, deals)
+        return [Path(job[0]) for job in jobs]
+    lanes = min(workers, len(todo))
+    started = time.perf_counter()
     with tqdm(total=deals, initial=done, unit="board", desc=f"synth ({bidder_name or 'no auction'})",
               mininterval=1.0, smoothing=0.05) as progress:
-        if workers > 1 and len(todo) > 1:
+        if lanes > 1:
             context = multiprocessing.get_context("spawn")
             boards_done = context.Value("q", 0)
-            with context.Pool(min(workers, len(todo)), initializer=_start_worker, initargs=(bidder_name, boards_done)) as pool:
+            with context.Pool(lanes, initializer=_start_worker, initargs=(bidder_name, boards_done)) as pool:
                 written = pool.map_async(_write_in_worker, todo, chunksize=1)
                 while not written.ready():
                     written.wait(1.0)
                     progress.update(done + boards_done.value - progress.n)
-                written.get()  # a worker's exception, raised here
-        elif todo:
+                calls = sum(written.get())  # a worker's exception is raised here
+        else:
             corpus_bidder = CorpusBidder(bidder_name) if bidder_name else None
-            for job in todo:
-                _write_file(job, corpus_bidder, lambda: progress.update(1))
+            calls = sum(_write_file(job, corpus_bidder, lambda: progress.update(1)) for job in todo)
+    seconds = time.perf_counter() - started
+    LOG.info("synth %s: wrote %d of %d boards (%d calls) in %.1f s with %d workers: %.3g boards/s, %.3g calls/s",
+             out, deals - done, deals, calls, seconds, lanes, (deals - done) / seconds, calls / seconds)
     return [Path(job[0]) for job in jobs]
 
 

@@ -74,8 +74,17 @@ def test_bidders_select_the_auctions_trained_and_tested_on(tmp_path):
         metrics = run(common + ["--out", str(tmp_path / bidders), "--set", f"bidders={bidders}"])
         test_calls = sum(len(row["auction"]) for row in auctions if split_of(row["deal_id"]) == "test")
         assert metrics["decision_points"] == test_calls
-        assert f"- bidders: {load_config(params, [f'bidders={bidders}']).bidders} (available: passer, rule)" in (
-            tmp_path / bidders / "MODEL_CARD.md").read_text()
+        card = (tmp_path / bidders / "MODEL_CARD.md").read_text()
+        assert f"- bidders: {load_config(params, [f'bidders={bidders}']).bidders} (available: passer, rule)" in card
+        if bidders == "[passer]":
+            assert "by_bidder" not in metrics and "By bidder" not in card
+        else:  # the mix, scored on each corpus's test auctions too
+            parts = metrics["by_bidder"]
+            assert sorted(parts) == ["passer", "rule"]
+            assert sum(part["decision_points"] for part in parts.values()) == test_calls
+            assert sum(part["call_accuracy"] * part["decision_points"] for part in parts.values()) == pytest.approx(
+                metrics["call_accuracy"] * test_calls)
+            assert (tmp_path / bidders / "plots" / "by_position-passer.csv").exists() and "By bidder" in card
     with pytest.raises(InputError, match=r"bidders=\['gib'\] \(the records hold .* bidders \['passer', 'rule'\]\)"):
         train(TrainConfig(**TINY, steps=2, bidders=["gib"]), corpus, tmp_path / "gib", progress=False)
 

@@ -284,7 +284,19 @@ def write_csv(path: Path, rows: list[dict]) -> None:
         writer.writerows(rows)
 
 
-def model_card(cfg: TrainConfig, corpus: Corpus, result: dict, report: dict, records: Path) -> str:
+def evaluate_by_bidder(model: BSM, corpus: Corpus, cfg: TrainConfig, test_ids: np.ndarray) -> dict[str, dict]:
+    """`evaluate` on each bidder's own test auctions, when the test split holds more than one
+    (a model trained on the mix, scored against BEN's calls alone)."""
+    parts = {name: corpus.sequences(SPLITS[2], cfg.sources, [name]) for name in corpus.meta["bidders"]
+             if cfg.bidders == "all" or name in cfg.bidders}
+    parts = {name: ids for name, ids in parts.items() if len(ids)}
+    if len(parts) < 2 and sum(map(len, parts.values())) == len(test_ids):
+        return {}
+    return {name: evaluate(model, corpus, ids, cfg.device) for name, ids in parts.items()}
+
+
+def model_card(cfg: TrainConfig, corpus: Corpus, result: dict, report: dict, records: Path,
+               by_bidder: dict[str, dict] | None = None) -> str:
     m = report["metrics"]
     meta = corpus.meta
     lines = [
@@ -324,6 +336,10 @@ def model_card(cfg: TrainConfig, corpus: Corpus, result: dict, report: dict, rec
         f"| card holder log-loss (unseen cards) | {m['card_logloss']:.4f} | {m['card_logloss_prior']:.4f} |",
         f"| card holder Brier (unseen cards) | {m['card_brier']:.4f} | {m['card_brier_prior']:.4f} |",
         "",
+        *([f"By bidder (each one's test auctions): " + "; ".join(
+            f"{name} {part['metrics']['call_accuracy']:.4f} call accuracy, {part['metrics']['partner_hcp_mae']:.3f} "
+            f"partner HCP MAE ({part['metrics']['decision_points']} decision points, `plots/by_position-{name}.csv`)"
+            for name, part in by_bidder.items()), ""] if by_bidder else []),
         "Accuracy by auction position: `plots/by_position.csv`; reliability: `plots/calibration.csv`;",
         "training curve: `plots/train_log.csv`.",
         "",
@@ -355,13 +371,17 @@ def run(argv: list[str] | None = None) -> dict:
     result = train(cfg, corpus, out, fresh=args.fresh, init=args.init)
     test_ids = corpus.sequences(SPLITS[2], cfg.sources, cfg.bidders)
     report = evaluate(result["model"], corpus, test_ids, cfg.device)
+    by_bidder = evaluate_by_bidder(result["model"], corpus, cfg, test_ids)
     metrics = {"schema_version": SCHEMA_VERSION, **report["metrics"], "steps": result["step"],
-               "train_samples_per_s": result["samples_per_s"]}
+               "train_samples_per_s": result["samples_per_s"],
+               **({"by_bidder": {name: part["metrics"] for name, part in by_bidder.items()}} if by_bidder else {})}
     _save({"model_config": asdict(cfg.model()), "model": result["model"].state_dict(), "data": corpus.meta}, out / "model.pt")
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     write_csv(out / "plots" / "train_log.csv", result["log"])
     write_csv(out / "plots" / "by_position.csv", report["by_position"])
+    for name, part in by_bidder.items():
+        write_csv(out / "plots" / f"by_position-{name}.csv", part["by_position"])
     write_csv(out / "plots" / "calibration.csv", report["calibration"])
-    (out / "MODEL_CARD.md").write_text(model_card(cfg, corpus, result, report, records))
+    (out / "MODEL_CARD.md").write_text(model_card(cfg, corpus, result, report, records, by_bidder))
     print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items()}, indent=1))
     return metrics
