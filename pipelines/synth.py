@@ -217,9 +217,13 @@ def write_corpus(out: Path, deals: int, seed: int, format_name: str, boards_per_
             corpus_bidder = CorpusBidder(bidder_name) if bidder_name else None
             calls = sum(_write_file(job, corpus_bidder, lambda: progress.update(1)) for job in todo)
     seconds = time.perf_counter() - started
-    LOG.info("synth %s: wrote %d of %d boards (%d calls) in %.1f s with %d workers: %.3g boards/s, %.3g calls/s",
-             out, deals - done, deals, calls, seconds, lanes, (deals - done) / seconds, calls / seconds)
+    LOG.info("synth %s: wrote %d of %d boards (%d calls) in %.1f s with %d workers: %s boards/s, %s calls/s", out,
+             deals - done, deals, calls, seconds, lanes, _rate((deals - done) / seconds), _rate(calls / seconds))
     return [Path(job[0]) for job in jobs]
+
+
+def _rate(per_second: float) -> str:
+    return f"{per_second:,.0f}" if per_second >= 100 else f"{per_second:.3g}"
 
 
 def run(argv: list[str] | None = None) -> list[Path]:
