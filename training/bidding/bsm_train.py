@@ -336,7 +336,7 @@ def model_card(cfg: TrainConfig, corpus: Corpus, result: dict, report: dict, rec
         f"| card holder log-loss (unseen cards) | {m['card_logloss']:.4f} | {m['card_logloss_prior']:.4f} |",
         f"| card holder Brier (unseen cards) | {m['card_brier']:.4f} | {m['card_brier_prior']:.4f} |",
         "",
-        *([f"By bidder (each one's test auctions): " + "; ".join(
+        *(["By bidder (each one's test auctions): " + "; ".join(
             f"{name} {part['metrics']['call_accuracy']:.4f} call accuracy, {part['metrics']['partner_hcp_mae']:.3f} "
             f"partner HCP MAE ({part['metrics']['decision_points']} decision points, `plots/by_position-{name}.csv`)"
             for name, part in by_bidder.items()), ""] if by_bidder else []),
