@@ -1,4 +1,4 @@
-"""BSM decision points: the cache, deal-disjoint splits, source filter, and the vectorised encodings
+"""BSM decision points: the cache, deal-disjoint splits, source and bidder filters, and the vectorised encodings
 checked against the one-at-a-time rules (auction.AuctionState, OpenSpiel's observation tensor)."""
 
 from __future__ import annotations
@@ -194,6 +194,27 @@ def test_source_filter(tmp_path):
     assert sum(len(corpus.sequences(s, ["openspiel"])) for s in SPLITS) == 0
     chosen = corpus.sequences("train", ["lin"]) // 4
     assert (corpus.source[chosen] == corpus.meta["sources"].index("lin")).all()
+
+
+def test_bidder_filter(tmp_path):
+    """The bidder is the one name at all four seats (synth's --bidder); people, mixed seats and no
+    players are no bidder, kept by "all" only. The same deals in two corpora stay apart."""
+    named = {"rule": toy_rows(50, 5), "ben-nosearch": toy_rows(30, 5)}  # the same 30 deals bid twice
+    rows = [row | {"players": [name] * 4} for name, part in named.items() for row in part]
+    rows += [row | {"players": ["Ann", "Bob", "Cy", "Di"]} for row in toy_rows(20, 6)]
+    rows += [row | {"players": ["rule", "rule", "rule", None]} for row in toy_rows(5, 7)] + toy_rows(5, 8)
+    write_rows(tmp_path / "records" / "a.parquet", rows)
+    corpus = load_corpus(tmp_path / "records", tmp_path / "cache")
+    assert corpus.meta["bidders"] == ["ben-nosearch", "rule"]
+
+    def auctions(**selection) -> int:
+        return sum(len(corpus.sequences(split, **selection)) for split in SPLITS) // 4
+
+    assert auctions() == 110 and auctions(bidders=["rule"]) == 50 and auctions(bidders=["ben-nosearch"]) == 30
+    assert auctions(bidders=["rule", "ben-nosearch"]) == 80 and auctions(bidders=["gib"]) == 0
+    assert auctions(sources=["lin"], bidders=["rule"]) == 0 and auctions(sources=["pbn"], bidders=["rule"]) == 50
+    chosen = corpus.sequences("train", bidders=["ben-nosearch"]) // 4
+    assert (corpus.bidder[chosen] == corpus.meta["bidders"].index("ben-nosearch")).all()
 
 
 def test_batch_rows_is_a_pure_function_of_seed_and_step():

@@ -1,4 +1,4 @@
-"""BSM training: params, determinism, resume after a kill, the outputs of a run, learning on the toy
+"""BSM training: params, the bidder filter, determinism, resume after a kill, the outputs of a run, learning on the toy
 system, and the Bidder built from a checkpoint (legality, batching, agreement with training)."""
 
 from __future__ import annotations
@@ -8,18 +8,21 @@ import json
 import math
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import torch
 
 from bridgeflow.dataset.auction import AuctionState, replay
-from bridgeflow.dataset.encodings import PASS, parse_call
-from bridgeflow.dataset.schema import SCHEMA_VERSION
+from bridgeflow.dataset.encodings import PASS, parse_call, split_of
+from bridgeflow.dataset.errors import InputError
+from bridgeflow.dataset.schema import RECORDS, SCHEMA_VERSION
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.bidding.bsm_data import load_corpus
 from bridgeflow.training.bidding.bsm_model import HAND_SUMMARY, hand_summary
 from bridgeflow.training.bidding.bsm_train import TrainConfig, evaluate, load_config, run, to_tensors, train
 from bridgeflow.training.bidding.rule_bidder import Hand
-from bridgeflow.training.scaffolding.bsm_toy import toy_auction, write_toy_records
+from bridgeflow.training.scaffolding.bsm_toy import toy_auction, toy_rows, write_toy_records
 
 torch.set_num_threads(1)
 TINY = dict(layers=2, hidden=32, embed=8, mlp_layers=2, mlp_hidden=32, batch_size=16, warmup=2, eval_every=1000,
@@ -41,14 +44,49 @@ def same_weights(a: torch.nn.Module, b: torch.nn.Module) -> bool:
 def test_load_config_layers_params_and_overrides(tmp_path):
     params = tmp_path / "params.yaml"
     params.write_text("synth:\n  deals: 5\nbsm:\n  arch: gru\n  layers: 3\n  lr: 1\n")
-    cfg = load_config(params, ["hidden=512", "call_uses_beliefs=false", "sources=[lin, pbn]", "sources=openspiel"])
+    cfg = load_config(params, ["hidden=512", "call_uses_beliefs=false", "sources=[lin, pbn]", "sources=openspiel",
+                               "bidders=ben-nosearch"])
     assert (cfg.arch, cfg.layers, cfg.hidden, cfg.lr, cfg.call_uses_beliefs) == ("gru", 3, 512, 1.0, False)
-    assert cfg.sources == ["openspiel"]
+    assert cfg.sources == ["openspiel"] and cfg.bidders == ["ben-nosearch"]
+    assert load_config(params, ["bidders=[rule, ben-nosearch]"]).bidders == ["rule", "ben-nosearch"]
     assert load_config(tmp_path / "missing.yaml", []) == TrainConfig()
     with pytest.raises(ValueError, match="unknown bsm params"):
         load_config(params, ["hiden=3"])
     with pytest.raises(ValueError, match="expected int"):
         load_config(params, ["layers=two"])
+
+
+def test_bidders_select_the_auctions_trained_and_tested_on(tmp_path):
+    """Two corpora of the same deals, told apart by their players (synth's bidder): a run on one
+    is evaluated on that one's test auctions and says so in its card; a bidder not there is an error."""
+    rule, other = toy_rows(120, 3), toy_rows(80, 3)
+    for row in other:
+        row["auction"] = [PASS] * 4
+    rows = [row | {"players": ["rule"] * 4} for row in rule] + [row | {"players": ["passer"] * 4} for row in other]
+    (tmp_path / "records").mkdir()
+    pq.write_table(pa.Table.from_pylist(rows, schema=RECORDS), tmp_path / "records" / "a.parquet")
+    params = tmp_path / "params.yaml"
+    params.write_text("bsm:\n" + "".join(f"  {k}: {v}\n" for k, v in TINY.items()))
+    common = ["--records", str(tmp_path / "records"), "--cache", str(tmp_path / "cache"), "--params", str(params),
+              "--set", "steps=2"]
+    corpus = load_corpus(tmp_path / "records", tmp_path / "cache")
+    for bidders, auctions in (("[passer]", other), ("[rule, passer]", rule + other)):
+        metrics = run(common + ["--out", str(tmp_path / bidders), "--set", f"bidders={bidders}"])
+        test_calls = sum(len(row["auction"]) for row in auctions if split_of(row["deal_id"]) == "test")
+        assert metrics["decision_points"] == test_calls
+        card = (tmp_path / bidders / "MODEL_CARD.md").read_text()
+        assert f"- bidders: {load_config(params, [f'bidders={bidders}']).bidders} (available: passer, rule)" in card
+        if bidders == "[passer]":
+            assert "by_bidder" not in metrics and "By bidder" not in card
+        else:  # the mix, scored on each corpus's test auctions too
+            parts = metrics["by_bidder"]
+            assert sorted(parts) == ["passer", "rule"]
+            assert sum(part["decision_points"] for part in parts.values()) == test_calls
+            assert sum(part["call_accuracy"] * part["decision_points"] for part in parts.values()) == pytest.approx(
+                metrics["call_accuracy"] * test_calls)
+            assert (tmp_path / bidders / "plots" / "by_position-passer.csv").exists() and "By bidder" in card
+    with pytest.raises(InputError, match=r"bidders=\['gib'\] \(the records hold .* bidders \['passer', 'rule'\]\)"):
+        train(TrainConfig(**TINY, steps=2, bidders=["gib"]), corpus, tmp_path / "gib", progress=False)
 
 
 def test_training_is_deterministic_given_the_seed(corpus, tmp_path):

@@ -1,9 +1,13 @@
-"""The synthetic corpus: board i is a pure function of (seed, i), and what synth writes the ingest
-job reads back unchanged, in PBN and in LIN."""
+"""The synthetic corpus: board i is a pure function of (seed, i), what synth writes the ingest
+job reads back unchanged, in PBN and in LIN, every record names its bidder, and a rerun resumes.
+BEN as the bidder: tests/test_synth_ben.py."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import json
+import os
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -11,12 +15,12 @@ import pytest
 
 from bridgeflow.dataset.auction import replay
 from bridgeflow.dataset.encodings import deal_id
+from bridgeflow.dataset.errors import InputError
 from bridgeflow.pipelines import ingest, synth
-from bridgeflow.training.bidding.rule_bidder import RuleBidder
 
 
 def test_board_is_a_pure_function_of_seed_and_index():
-    bidder = RuleBidder()
+    bidder = synth.CorpusBidder("rule")
     first = synth.synth_board(7, 123, bidder)
     again = synth.synth_board(7, 123, bidder)
     assert (first.owner == again.owner).all() and first.auction == again.auction
@@ -62,15 +66,65 @@ def test_ingest_reads_the_corpus_back_unchanged(tmp_path, format_name):
             board.contract_level, board.contract_strain, board.declarer)
 
 
-def test_file_split_does_not_change_the_boards(tmp_path):
-    synth.write_corpus(tmp_path / "a", 30, seed=9, format_name="pbn", boards_per_file=30, auction=False)
-    synth.write_corpus(tmp_path / "b", 30, seed=9, format_name="pbn", boards_per_file=7, auction=False, workers=2)
+@pytest.mark.parametrize("auction", [False, True])
+def test_file_split_and_workers_do_not_change_the_boards(tmp_path, auction):
+    synth.write_corpus(tmp_path / "a", 30, seed=9, format_name="pbn", boards_per_file=30, auction=auction)
+    synth.write_corpus(tmp_path / "b", 30, seed=9, format_name="pbn", boards_per_file=7, auction=auction, workers=2)
     a = _ingested(tmp_path / "a", tmp_path / "out_a")
     b = _ingested(tmp_path / "b", tmp_path / "out_b")
-    assert [r["deal_id"] for r in a] == [r["deal_id"] for r in b]
-    assert all(r["auction"] is None for r in a)
+    assert [(r["deal_id"], r["auction"], r["players"], r["event"]) for r in a] == [
+        (r["deal_id"], r["auction"], r["players"], r["event"]) for r in b]
+    assert all((r["auction"] is None) == (not auction) for r in a)
 
 
-def test_cli_rejects_unknown_format(tmp_path):
+def test_every_record_names_its_bidder_and_version(tmp_path):
+    version = synth.bidder_version("rule")
+    assert len(version) == 16 and version == synth.bidder_version("rule")
+    synth.write_corpus(tmp_path / "corpus", 12, seed=3, format_name="lin", boards_per_file=12)
+    synth.write_corpus(tmp_path / "plain", 12, seed=3, format_name="pbn", boards_per_file=12, auction=False)
+    for row in _ingested(tmp_path / "corpus", tmp_path / "out"):
+        assert row["players"] == ["rule"] * 4
+        assert row["event"] == f"bridgeflow synth seed 3; bidder rule {version}"
+    for row in _ingested(tmp_path / "plain", tmp_path / "out_plain"):
+        assert row["players"] is None and row["event"] == "bridgeflow synth seed 3"
+
+
+def _files(folder: Path) -> dict[str, tuple[int, int, bytes]]:
+    """name -> (inode, mtime, bytes) of the corpus files: which were written again, and what they hold."""
+    return {path.name: (os.stat(path).st_ino, os.stat(path).st_mtime_ns, path.read_bytes())
+            for path in sorted(folder.glob("synth-*"))}
+
+
+def test_a_rerun_keeps_the_files_written_and_writes_the_rest(tmp_path):
+    out = tmp_path / "corpus"
+    synth.write_corpus(out, 40, seed=4, format_name="pbn", boards_per_file=10)
+    whole = _files(out)
+    plan = json.loads((out / synth.PLAN).read_text())
+    assert plan["bidder"] == "rule" and plan["bidder_version"] == synth.bidder_version("rule") and plan["deals"] == 40
+    # killed while writing the third file: it is missing, half of it lies in its temporary file
+    (out / "synth-00002.pbn").unlink()
+    (out / ".synth-00002.pbn.tmp").write_text(whole["synth-00002.pbn"][2].decode()[:500])
+    synth.write_corpus(out, 40, seed=4, format_name="pbn", boards_per_file=10, workers=2)
+    resumed = _files(out)
+    assert {name: entry[2] for name, entry in resumed.items()} == {name: entry[2] for name, entry in whole.items()}
+    assert all(resumed[name][:2] == whole[name][:2] for name in whole if name != "synth-00002.pbn")  # not rewritten
+    assert not list(out.glob(".synth-*.tmp"))
+    # other settings: every file is replaced (and none of the old run's is left)
+    synth.write_corpus(out, 15, seed=5, format_name="pbn", boards_per_file=10)
+    assert sorted(_files(out)) == ["synth-00000.pbn", "synth-00001.pbn"]
+    assert b"seed 5" in (out / "synth-00000.pbn").read_bytes()
+    assert json.loads((out / synth.PLAN).read_text())["seed"] == 5
+
+
+def test_explain_needs_the_rule_bidder(tmp_path):
+    with pytest.raises(InputError, match="--explain needs the rule bidder"):
+        synth.write_corpus(tmp_path, 2, seed=0, format_name="pbn", boards_per_file=2, explain=True, bidder="ben-nosearch")
+
+
+def test_cli_rejects_unknown_format_and_bidder(tmp_path):
     with pytest.raises(SystemExit):
         synth.run(["--deals", "1", "--out", str(tmp_path), "--format", "xml"])
+    with pytest.raises(SystemExit):
+        synth.run(["--deals", "1", "--out", str(tmp_path), "--bidder", "gib"])
+    with pytest.raises(InputError, match="--bidder must be one of rule, ben, ben-nosearch"):
+        synth.write_corpus(tmp_path, 1, seed=0, format_name="pbn", boards_per_file=1, bidder="gib")

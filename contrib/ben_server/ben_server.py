@@ -19,6 +19,12 @@ Start-up loads BEN's ONNX config (src/config/onnx.conf) with BBA left out, then 
     -> {"call": "2C", "seconds": 0.002}       (BEN's own time for the call)
     -> {"error": "..."}                        (a bad request or a failure inside BEN)
 
+    {"hands": ["N's S.H.D.C", "E's", "S's", "W's"], "dealer": 0, "vulnerability": [...], "search": false}
+    -> {"auction": ["1S", "PASS", ...], "seconds": 0.04}
+
+A `hands` request bids every seat to the end of the auction, each call exactly as a `hand`
+request for it would (a corpus then pays one round trip per auction, not per call).
+
 The hand is the player to act's, suits S.H.D.C; seats N=0..W=3; the auction holds the calls from
 the dealer on, spelt as BEN does ('PASS', 'X', 'XX', '1C'..'7N'). `search` false is
 `ben-nosearch` ([bidding] search_threshold = -1, check_final_contract = False); true runs BEN's
@@ -42,6 +48,7 @@ HERE = Path(__file__).resolve().parent
 NO_BBA = {"models": {"consult_bba": "False", "use_bba_to_count_aces": "False", "use_bba_rollout": "False"}}
 NO_SEARCH = {"bidding": {"search_threshold": "-1", "check_final_contract": "False"}}
 CALLS = {"PASS", "X", "XX", *(f"{level}{strain}" for level in range(1, 8) for strain in "CDHSN")}
+MAX_CALLS = 319  # the longest legal auction
 
 
 def configuration(ben: Path, search: bool) -> ConfigParser:
@@ -82,6 +89,26 @@ class Bidders:
         bot = BotBid(vulnerability, hand, models, sampler, seat, dealer, solver, False, False)
         return bot.bid(["PAD_START"] * dealer + auction).bid
 
+    def auction(self, request: dict) -> list[str]:
+        """The whole auction of a `hands` request: each seat's call as `bid` gives it."""
+        hands, dealer = request.get("hands"), request.get("dealer")
+        if not isinstance(hands, list) or len(hands) != 4:
+            raise ValueError(f"hands {hands!r} is not a list of the four hands N, E, S, W")
+        if dealer not in (0, 1, 2, 3):
+            raise ValueError(f"dealer {dealer!r} is not a seat 0..3 (N..W)")
+        auction: list[str] = []
+        while not finished(auction):
+            if len(auction) == MAX_CALLS:
+                raise ValueError(f"BEN's auction did not end in {MAX_CALLS} calls: {' '.join(auction)}")
+            seat = (dealer + len(auction)) % 4
+            auction.append(self.bid(request | {"hand": hands[seat], "auction": auction}))
+        return auction
+
+
+def finished(auction: list[str]) -> bool:
+    """Three passes after a call (four passes in a row also start with one)."""
+    return len(auction) >= 4 and auction[-3:] == ["PASS"] * 3
+
 
 def check(request: dict) -> tuple[str, int, list[bool], list[str]]:
     """The request's fields, or ValueError naming the one at fault."""
@@ -111,7 +138,7 @@ def serve(ben: Path, requests, replies) -> None:
             request = json.loads(line)
             if not isinstance(request, dict):
                 raise ValueError("a request is a JSON object")
-            answer = {"call": bidders.bid(request)}
+            answer = {"auction": bidders.auction(request)} if "hands" in request else {"call": bidders.bid(request)}
         except Exception as error:  # a reply for every request: the client never waits in vain
             traceback.print_exc(file=sys.stderr)
             answer = {"error": f"{type(error).__name__}: {error}"}

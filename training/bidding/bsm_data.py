@@ -2,7 +2,8 @@
 
 A decision point is one call of one complete auction, seen by the player who made it: their 13
 cards, the calls before it, vulnerability and seats. The records shards are read once into compact
-per-auction arrays (flat calls + offsets, owner, dealer, vulnerability, deal_id, split, source),
+per-auction arrays (flat calls + offsets, owner, dealer, vulnerability, deal_id, split, source,
+bidder),
 saved as .npy under a folder named by a hash of the input files and memory-mapped afterwards; each
 batch is encoded from them on the fly with vectorised numpy, so nothing is re-parsed per epoch.
 
@@ -33,11 +34,11 @@ from bridgeflow.dataset.auction import auction_scan, auction_status, legal_masks
 from bridgeflow.dataset.encodings import CARD_HCP, DOUBLE, NUM_CALLS, PASS, REDOUBLE, split_of
 from bridgeflow.dataset.errors import InputError
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 SELFPLAY_SOURCE = "selfplay"  # source_format of generated auctions in a self-play corpus
 HARD, UNTRAINED = -1, -2  # target_row: the call's one-hot | no call target (a rule partner's call)
 SPLITS = ("train", "valid", "test")
-COLUMNS = ["deal_id", "owner", "dealer", "vulnerability", "auction", "auction_complete", "source_format"]
+COLUMNS = ["deal_id", "owner", "dealer", "vulnerability", "auction", "auction_complete", "source_format", "players"]
 START, PAD = NUM_CALLS, NUM_CALLS + 1  # extra tokens of the recurrent input: before the first call, padding
 STATIC = 52 + 2 + 4  # my cards, vulnerable (we, they), my seat relative to dealer
 OPENSPIEL_FEATURES = 480
@@ -146,7 +147,15 @@ def _read_auctions(path: Path) -> dict[str, np.ndarray]:
         "vul": frame["vulnerability"].to_numpy().astype(np.int8),
         "deal_id": frame["deal_id"].to_numpy().astype(np.uint64),
         "source": frame["source_format"].to_numpy(),
+        "bidder": frame.select(bidder_of(pl.col("players"))).to_series().to_numpy(),
     }
+
+
+def bidder_of(players: pl.Expr) -> pl.Expr:
+    """The auction's bidder: the one name at all four seats (what `bridgeflow synth` writes for
+    its bidder; also a table of robots), else "" (people, mixed or unknown players)."""
+    same = (players.list.len() == 4) & (players.list.n_unique() == 1)
+    return pl.when(same).then(players.list.first()).otherwise(None).fill_null("")
 
 
 def _playable(calls: np.ndarray, length: np.ndarray, dealer: np.ndarray, block: int = 65536) -> np.ndarray:
@@ -177,6 +186,10 @@ def build_cache(records: Path, cache_root: Path) -> Path:
     usable = _playable(data["calls"], data["length"], data["dealer"]) & (data["owner"] >= 0).all(axis=1)
     sources, source = np.unique(data["source"][usable].astype(str), return_inverse=True)
     sources = sources.tolist()
+    bidder_names = data["bidder"][usable].astype(str).tolist()
+    bidders = sorted(set(bidder_names) - {""})
+    index_of = {name: index for index, name in enumerate(bidders)} | {"": -1}
+    bidder = np.array([index_of[name] for name in bidder_names], np.int32)
     arrays = {
         "calls": data["calls"][np.repeat(usable, data["length"])],
         "offsets": np.concatenate([[0], np.cumsum(data["length"][usable])]).astype(np.int64),
@@ -186,11 +199,12 @@ def build_cache(records: Path, cache_root: Path) -> Path:
         "deal_id": data["deal_id"][usable],
         "split": np.array([SPLITS.index(split_of(int(d))) for d in data["deal_id"][usable]], np.int8),
         "source": source.astype(np.int8),
+        "bidder": bidder,
     }
     meta = {
         "records": str(records), "files": [str(path.relative_to(records)) for path in files],
         "auctions": int(usable.sum()), "rejected_illegal": int((~usable).sum()),
-        "decision_points": int(len(arrays["calls"])), "sources": sources,
+        "decision_points": int(len(arrays["calls"])), "sources": sources, "bidders": bidders,
         "auctions_by_split": {name: int((arrays["split"] == i).sum()) for i, name in enumerate(SPLITS)},
     }
     staging = cache_root / f".{folder.name}.tmp-{os.getpid()}"
@@ -234,6 +248,7 @@ class Corpus:
     deal_id: np.ndarray
     split: np.ndarray
     source: np.ndarray
+    bidder: np.ndarray  # index into meta["bidders"], -1 = none
     meta: dict
     policy: np.ndarray | None = None  # float32[n, 38] soft call targets (self-play corpus only)
     target_row: np.ndarray | None = None  # int32 per call: its row of `policy`, HARD or UNTRAINED
@@ -242,16 +257,19 @@ class Corpus:
     def open(cls, folder: Path) -> "Corpus":
         folder = Path(folder)
         arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in
-                  ("calls", "offsets", "owner", "dealer", "vul", "deal_id", "split", "source")}
+                  ("calls", "offsets", "owner", "dealer", "vul", "deal_id", "split", "source", "bidder")}
         arrays |= {name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in ("policy", "target_row")
                    if (folder / f"{name}.npy").exists()}
         return cls(folder=folder, meta=json.loads((folder / "meta.json").read_text()), **arrays)
 
-    def sequences(self, split: str, sources: str | Sequence[str] = "all") -> np.ndarray:
-        """Seat-sequence ids (auction * 4 + seat) of one split, restricted to `sources` (source_format values)."""
+    def sequences(self, split: str, sources: str | Sequence[str] = "all", bidders: str | Sequence[str] = "all") -> np.ndarray:
+        """Seat-sequence ids (auction * 4 + seat) of one split, restricted to `sources` (source_format
+        values) and `bidders` (the names at all four seats: rule, ben-nosearch, ...)."""
         chosen = np.asarray(self.split) == SPLITS.index(split)
         if sources != "all":
             chosen &= np.isin(self.source, [i for i, name in enumerate(self.meta["sources"]) if name in sources])
+        if bidders != "all":
+            chosen &= np.isin(self.bidder, [i for i, name in enumerate(self.meta["bidders"]) if name in bidders])
         auctions = np.flatnonzero(chosen)
         return (auctions[:, None] * 4 + np.arange(4)).reshape(-1)
 
@@ -341,13 +359,14 @@ def selfplay_corpus(decisions: Path, imitation: Corpus, fraction: float, seed: i
         "split": np.concatenate([[SPLITS.index(split_of(int(d))) for d in generated["deal_id"]],
                                  imitation.split[kept]]).astype(np.int8),
         "source": np.concatenate([np.full(len(generated["length"]), len(names) - 1), imitation.source[kept]]).astype(np.int8),
+        "bidder": np.concatenate([np.full(len(generated["length"]), -1), imitation.bidder[kept]]).astype(np.int32),
         "policy": generated["policy"],
         "target_row": np.concatenate([generated["target_row"], np.full(len(imitation_calls), HARD, np.int32)]),
     }
     meta = {
         "records": f"{decisions} + {imitation.meta['records']}", "files": [str(path.relative_to(decisions)) for path in files],
         "auctions": len(length), "rejected_illegal": 0, "decision_points": int(len(arrays["calls"])), "sources": names,
-        "auctions_by_split": {name: int((arrays["split"] == i).sum()) for i, name in enumerate(SPLITS)},
+        "bidders": imitation.meta["bidders"], "auctions_by_split": {name: int((arrays["split"] == i).sum()) for i, name in enumerate(SPLITS)},
         "generated_auctions": len(generated["length"]), "imitation_train_auctions": len(picked),
         "imitation_fraction": fraction,
     }

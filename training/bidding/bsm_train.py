@@ -30,7 +30,7 @@ import yaml
 from tqdm import tqdm
 
 from bridgeflow.dataset.encodings import CARD_HCP
-from bridgeflow.dataset.errors import existing
+from bridgeflow.dataset.errors import InputError, existing
 from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.training.model_files import model_file
 from bridgeflow.training.params import load_section
@@ -51,6 +51,7 @@ class TrainConfig(BSMConfig):
     """The `bsm:` section of params.yaml: the model's fields (BSMConfig), then the data's and the loop's."""
 
     sources: str | list = "all"  # "all", or a list of the records' source_format values, e.g. [openspiel] or [lin, pbn]
+    bidders: str | list = "all"  # "all", or the bidders at all four seats (synth's --bidder), e.g. [ben-nosearch] or [rule, ben-nosearch]
     lr: float = 3e-3  # BSM paper: 1e-3; 3e-3 learnt faster here (see the report)
     min_lr: float = 1e-4  # cosine decay from lr to min_lr over `steps`, after `warmup`
     warmup: int = 100
@@ -79,9 +80,10 @@ class TrainConfig(BSMConfig):
 
 def load_config(params: Path | None, overrides: list[str]) -> TrainConfig:
     """Defaults, then the `bsm:` section of `params` (if the file has one), then `key=value` overrides."""
-    cfg = load_section(TrainConfig, params, "bsm", overrides, any_type=("sources",))
-    if cfg.sources != "all" and not isinstance(cfg.sources, list):
-        cfg = replace(cfg, sources=[cfg.sources])
+    cfg = load_section(TrainConfig, params, "bsm", overrides, any_type=("sources", "bidders"))
+    for name in ("sources", "bidders"):
+        if getattr(cfg, name) != "all" and not isinstance(getattr(cfg, name), list):
+            cfg = replace(cfg, **{name: [getattr(cfg, name)]})
     return cfg
 
 
@@ -213,10 +215,11 @@ def train(cfg: TrainConfig, corpus: Corpus, out: Path, stop_at: int | None = Non
         except RuntimeError as error:
             raise ValueError(f"--init {init}: its weights do not fit the bsm params ({error})") from None
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    train_ids = corpus.sequences("train", cfg.sources)
-    valid_ids = corpus.sequences("valid", cfg.sources)[:cfg.eval_sequences]
+    train_ids = corpus.sequences("train", cfg.sources, cfg.bidders)
+    valid_ids = corpus.sequences("valid", cfg.sources, cfg.bidders)[:cfg.eval_sequences]
     if len(train_ids) == 0:
-        raise ValueError(f"no training auctions in {corpus.folder} for sources={cfg.sources!r}")
+        raise InputError(f"no training auctions in {corpus.folder} for sources={cfg.sources!r}, bidders={cfg.bidders!r} "
+                         f"(the records hold sources {corpus.meta['sources']}, bidders {corpus.meta['bidders']})")
     step, log, running = 0, [], defaultdict(float)  # running: train losses summed since the last log row
     checkpoint_path = out / "ckpt.pt"
     if checkpoint_path.exists() and not fresh:
@@ -286,7 +289,19 @@ def write_csv(path: Path, rows: list[dict]) -> None:
         writer.writerows(rows)
 
 
-def model_card(cfg: TrainConfig, corpus: Corpus, result: dict, report: dict, records: Path) -> str:
+def evaluate_by_bidder(model: BSM, corpus: Corpus, cfg: TrainConfig, test_ids: np.ndarray) -> dict[str, dict]:
+    """`evaluate` on each bidder's own test auctions, when the test split holds more than one
+    (a model trained on the mix, scored against BEN's calls alone)."""
+    parts = {name: corpus.sequences(SPLITS[2], cfg.sources, [name]) for name in corpus.meta["bidders"]
+             if cfg.bidders == "all" or name in cfg.bidders}
+    parts = {name: ids for name, ids in parts.items() if len(ids)}
+    if len(parts) < 2 and sum(map(len, parts.values())) == len(test_ids):
+        return {}
+    return {name: evaluate(model, corpus, ids, cfg.device) for name, ids in parts.items()}
+
+
+def model_card(cfg: TrainConfig, corpus: Corpus, result: dict, report: dict, records: Path,
+               by_bidder: dict[str, dict] | None = None) -> str:
     m = report["metrics"]
     meta = corpus.meta
     lines = [
@@ -300,6 +315,7 @@ def model_card(cfg: TrainConfig, corpus: Corpus, result: dict, report: dict, rec
         "## Data",
         f"- records: `{records}` ({len(meta['files'])} Parquet files; cache `{corpus.folder}`)",
         f"- sources: {cfg.sources} (available: {', '.join(meta['sources']) or 'none'})",
+        f"- bidders: {cfg.bidders} (available: {', '.join(meta['bidders']) or 'none'})",
         f"- auctions: {meta['auctions']} usable (complete auction and deal); {meta['rejected_illegal']} dropped as illegal or unfinished",
         f"- decision points (every call of every auction, seen by its caller): {meta['decision_points']}",
         "- split: deal-disjoint, `deal_id % 100` < 80 train, < 90 valid, else test (the same deal in two rooms stays in one split)",
@@ -328,6 +344,10 @@ def model_card(cfg: TrainConfig, corpus: Corpus, result: dict, report: dict, rec
         f"| card holder log-loss (unseen cards) | {m['card_logloss']:.4f} | {m['card_logloss_prior']:.4f} |",
         f"| card holder Brier (unseen cards) | {m['card_brier']:.4f} | {m['card_brier_prior']:.4f} |",
         "",
+        *(["By bidder (each one's test auctions): " + "; ".join(
+            f"{name} {part['metrics']['call_accuracy']:.4f} call accuracy, {part['metrics']['partner_hcp_mae']:.3f} "
+            f"partner HCP MAE ({part['metrics']['decision_points']} decision points, `plots/by_position-{name}.csv`)"
+            for name, part in by_bidder.items()), ""] if by_bidder else []),
         "Accuracy by auction position: `plots/by_position.csv`; reliability: `plots/calibration.csv`;",
         "training curve: `plots/train_log.csv`.",
         "",
@@ -367,15 +387,19 @@ def run(argv: list[str] | None = None) -> dict:
     print(f"bsm: {corpus.meta['auctions']} auctions, {corpus.meta['decision_points']} decision points "
           f"({corpus.meta['auctions_by_split']}) from {records}")
     result = train(cfg, corpus, out, fresh=args.fresh, init=args.init)
-    test_ids = corpus.sequences(SPLITS[2], cfg.sources)
+    test_ids = corpus.sequences(SPLITS[2], cfg.sources, cfg.bidders)
     report = evaluate(result["model"], corpus, test_ids, cfg.device)
+    by_bidder = evaluate_by_bidder(result["model"], corpus, cfg, test_ids)
     metrics = {"schema_version": SCHEMA_VERSION, **report["metrics"], "steps": result["step"],
-               "train_samples_per_s": result["samples_per_s"]}
+               "train_samples_per_s": result["samples_per_s"],
+               **({"by_bidder": {name: part["metrics"] for name, part in by_bidder.items()}} if by_bidder else {})}
     _save({"model_config": asdict(cfg.model()), "model": result["model"].state_dict(), "data": corpus.meta}, out / "model.pt")
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     write_csv(out / "plots" / "train_log.csv", result["log"])
     write_csv(out / "plots" / "by_position.csv", report["by_position"])
+    for name, part in by_bidder.items():
+        write_csv(out / "plots" / f"by_position-{name}.csv", part["by_position"])
     write_csv(out / "plots" / "calibration.csv", report["calibration"])
-    (out / "MODEL_CARD.md").write_text(model_card(cfg, corpus, result, report, records))
+    (out / "MODEL_CARD.md").write_text(model_card(cfg, corpus, result, report, records, by_bidder))
     print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items()}, indent=1))
     return metrics

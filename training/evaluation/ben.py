@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from bridgeflow.dataset.encodings import NUM_CALLS, VUL_BOTH, VUL_EW, VUL_NS, hand_to_pbn
+from bridgeflow.dataset.encodings import NUM_CALLS, VUL_BOTH, VUL_EW, VUL_NS, hand_to_pbn, hands_from_owner
 from bridgeflow.dataset.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -45,6 +45,7 @@ REQUIREMENTS = SERVER_FOLDER / "requirements.txt"
 AGENTS = {"ben": True, "ben-nosearch": False}  # agent name -> BEN's bidding search on
 # Seconds one call may take. BEN's search measured 0.84 s median, 19.7 s p95 on 2 loaded cores.
 CALL_TIMEOUT = {True: 600.0, False: 60.0}
+AUCTION_TIMEOUT = {True: 3600.0, False: 120.0}  # seconds a whole auction (`BenAgent.bid_deal`) may take
 STARTUP_TIMEOUT = 300.0
 ATTEMPTS = 3  # tries of one call, each on a fresh server after the first fails
 STDERR_TAIL = 2000  # characters of the server's stderr quoted in a failure
@@ -144,8 +145,11 @@ class BenServer:
             raise BenFailed(f"BEN's server did not start: it said {ready}")
         self.startup_seconds.append(time.perf_counter() - started)
 
-    def bid(self, request: dict) -> dict:
-        """The reply {"call", "seconds"} to `request` (see contrib/ben_server/ben_server.py)."""
+    def bid(self, request: dict, timeout: float | None = None) -> dict:
+        """The reply {"call", "seconds"} to `request` (see contrib/ben_server/ben_server.py), within
+        `timeout` seconds (default: the call timeout of its search setting)."""
+        if timeout is None:
+            timeout = self.call_timeout[bool(request.get("search"))]
         failures = []
         for attempt in range(ATTEMPTS):
             if self.process is None:
@@ -154,7 +158,7 @@ class BenServer:
                 self.start()
             try:
                 self._send(request)
-                reply = self._read(time.monotonic() + self.call_timeout[bool(request.get("search"))])
+                reply = self._read(time.monotonic() + timeout)
             except _Lost as why:
                 failures.append(str(why))
                 self.stop()
@@ -251,6 +255,17 @@ class BenAgent:
             raise BenFailed(f"BEN's server answered {reply!r}, not a call")
         self.seconds.append(float(reply["seconds"]))
         return CALL_OF[reply["call"]]
+
+    def bid_deal(self, owner: Sequence[int], dealer: int, vul: int) -> list[int]:
+        """All four seats' calls to the end of the auction, BEN in every seat: one request, each
+        call as `next_call` would give it (a corpus pays one round trip per auction)."""
+        request = {"hands": [hand_to_pbn(hand) for hand in hands_from_owner(owner)], "dealer": int(dealer),
+                   "vulnerability": vulnerability_pair(vul), "search": self.search}
+        reply = self.server.bid(request, AUCTION_TIMEOUT[self.search])
+        calls = reply.get("auction")
+        if not isinstance(calls, list) or not all(call in CALL_OF for call in calls):
+            raise BenFailed(f"BEN's server answered {reply!r}, not an auction")
+        return [CALL_OF[call] for call in calls]
 
     def reseed(self, seed: int) -> None:
         pass
