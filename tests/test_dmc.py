@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import yaml
 
 from bridgeflow.dataset.auction import replay
 from bridgeflow.dataset.encodings import DOUBLE, PASS, REDOUBLE, deal_id, hands_from_owner, parse_call, random_owner
@@ -32,7 +33,9 @@ from bridgeflow.training.dmc.q_model import (
     load_q,
 )
 from bridgeflow.training.dmc.reward import BridgeReward, Played
-from bridgeflow.training.dmc.train import DMCConfig, train
+from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
+from bridgeflow.training.dmc.train import DMCConfig, run, train
+from bridgeflow.training.params import load_section
 from bridgeflow.training.scaffolding.dmc_toy import WINNING_CALL, FirstCallWins
 
 torch.set_num_threads(1)
@@ -123,8 +126,10 @@ def test_the_par_reward_scores_each_table_against_par():
 
 
 def test_dmc_learns_the_one_call_that_always_wins(bsm_file, tmp_path):
-    metrics = train(toy_config(bsm_file), tmp_path / "dmc", FirstCallWins)
+    metrics = train(toy_config(bsm_file, snapshot_every=100), tmp_path / "dmc", FirstCallWins)
     assert metrics["updates"] == 300 and metrics["decisions"] > 0
+    assert sorted(p.name for p in (tmp_path / "dmc" / "snapshots").iterdir()) == [
+        "q-00000100.pt", "q-00000200.pt", "q-00000300.pt"]
     agent = DMCAgent(load_q(tmp_path / "dmc"))
     openings = [agent.next_call(hands_from_owner(random_owner(5, i))[i % 4], [], i % 4, i % 4) for i in range(20)]
     assert openings == [WINNING_CALL] * 20
@@ -170,7 +175,7 @@ def test_a_killed_run_resumes_from_its_checkpoint(bsm_file, tmp_path):
 
 
 def test_a_run_with_nothing_to_score_its_deals_is_a_one_line_error(bsm_file, tmp_path):
-    with pytest.raises(InputError, match="needs a DD store"):
+    with pytest.raises(InputError, match="they need an NN-DDA"):
         train(toy_config(bsm_file), tmp_path / "dmc")
 
 
@@ -187,3 +192,35 @@ def test_a_checkpoint_is_evaluated_by_generation_py(bsm_file, tmp_path):
     with pytest.raises(InputError, match="dmc needs @CHECKPOINT"):
         generation.run(["--generation", "1", "--agent", "new=dmc", "--dd", str(REPO / "datasets" / "dd_labels"),
                         "--boards", "2", "--out", str(tmp_path / "eval2")])
+
+
+def toy_nndda(folder: Path) -> Path:
+    torch.manual_seed(0)
+    model = NNDDA(NNDDAConfig(hidden=8, layers=1))
+    torch.save({"model_config": vars(model.config), "model": model.state_dict()}, folder / "nndda.pt")
+    return folder / "nndda.pt"
+
+
+def test_the_nndda_check_scores_the_same_auctions_both_ways(bsm_file, tmp_path):
+    QNetwork(QConfig(bsm=asdict(TOY_BSM), hidden=16)).save(tmp_path / "q.pt")
+    out = tmp_path / "check.json"
+    result = run(["check", "--agent", f"dmc@{tmp_path}", "--against", f"bsm@{bsm_file}", "--dd",
+                  str(REPO / "datasets" / "dd_labels"), "--boards", "3", "--nndda", str(toy_nndda(tmp_path)),
+                  "--out", str(out)])
+    assert json.loads(out.read_text())["boards"] == 3
+    difference = np.array(result["nndda"]["mean_imps"]) - result["exact"]["mean_imps"]
+    assert result["nndda_minus_exact"]["mean_imps"] == pytest.approx(difference)
+
+
+def test_the_repositorys_dmc_params_load_and_the_stage_calls_the_verb():
+    config = load_section(DMCConfig, REPO / "params.yaml", "dmc", [])
+    stage = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]["dmc"]
+    assert stage["cmd"].split()[:3] == ["bridgeflow", "dmc", "train"] and "dmc" in stage["params"]
+    assert config.init == "data/bsm" and config.reward == "duplicate"
+
+
+def test_a_bad_dmc_param_is_a_one_line_cli_error(tmp_path, capsys):
+    from bridgeflow.cli import main
+
+    assert main(["dmc", "train", "--out", str(tmp_path), "--set", "actors=0"]) == 2
+    assert capsys.readouterr().err.startswith("bridgeflow dmc: error: dmc params")

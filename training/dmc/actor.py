@@ -9,7 +9,6 @@ keep it going up to 319 calls); those passes are decisions too."""
 from __future__ import annotations
 
 import multiprocessing
-import time
 
 import numpy as np
 import torch
@@ -109,17 +108,3 @@ def actor_loop(index: int, config, reward_factory, shared: QNetwork, version, bu
         played = play_batch(network, owners, ids, dealers, vuls, config.epsilon, rng, config.max_calls)
         buffer.add(decisions(played, reward.returns(played), config.max_calls))
 
-
-def measure_actors(actors: int, seconds: float, start) -> float:
-    """Decisions/s of `actors` actor processes with the learner paused: `start(actors)` returns
-    (buffer, stop, processes); counted from the first written decision to `seconds` later."""
-    buffer, stop, processes = start(actors)
-    while buffer.written.value == 0:
-        time.sleep(0.05)
-    first, began = buffer.written.value, time.perf_counter()
-    time.sleep(seconds)
-    rate = (buffer.written.value - first) / (time.perf_counter() - began)
-    stop.set()
-    for process in processes:
-        process.join()
-    return rate

@@ -9,9 +9,10 @@ shared buffer (buffer.py) with decisions and their duplicate returns (reward.py)
 process fits Q(state, call played) to the returns by mean squared error and copies its weights to
 the actors every `broadcast_every` updates. Every `checkpoint_every` updates ckpt.pt (network,
 optimizer, counters) is replaced atomically; a killed run restarted with the same --out and params
-resumes from it (the buffer refills from the resumed weights; `updates`, `actors` and the logging
-keys may change between stretches). A progress line every `log_seconds`: updates, decisions/s,
-buffer fill, loss; the same rows in progress.csv. Writes to --out: q.pt (the Q network, for
+resumes from it (the buffer refills from the resumed weights; `updates`, `actors` and the logging,
+checkpoint and snapshot intervals may change between stretches). With `snapshot_every`, the network
+is also kept as snapshots/q-UPDATES.pt, the points of the learning curve (docs/dmc.md). A progress
+line every `log_seconds`: updates, decisions/s, buffer fill, loss; the same rows in progress.csv. Writes to --out: q.pt (the Q network, for
 `dmc@PATH` agents), ckpt.pt, metrics.json, progress.csv, MODEL_CARD.md. `check`: check.py."""
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from .reward import BridgeReward, DealTables, exact_store
 
 log = logging.getLogger(__name__)
 # keys that change neither the data nor the fit: a resumed stretch may change them
-RESUMABLE_KEYS = ("updates", "actors", "log_seconds", "checkpoint_every")
+RESUMABLE_KEYS = ("updates", "actors", "log_seconds", "checkpoint_every", "snapshot_every")
 PROGRESS_COLUMNS = ["updates", "decisions", "seconds", "decisions_per_second", "buffer_fill", "loss"]
 
 
@@ -56,18 +57,19 @@ class DMCConfig:
     nndda: str = ""  # NN-DDA for deals the store does not label ("" = none: every deal from the store)
     store_share: float = 1.0  # share of deals drawn from the store; the rest are fresh random deals (NN-DDA)
     reward: str = "duplicate"  # duplicate (two tables, sides swapped) | par (IMPs against the DD par)
-    actors: int = 2  # actor processes
+    actors: int = 1  # actor processes
     deals_per_batch: int = 8  # deals per lockstep batch (x 2 tables)
     epsilon: float = 0.1  # actors' exploration: a uniformly drawn legal call with this probability
     max_calls: int = 48  # an auction is closed with passes at max_calls - 3 calls
     buffer: int = 20000  # decisions the shared ring holds
     min_fill: int = 256  # decisions in the buffer before the first update
-    batch_size: int = 128  # decisions per update
+    batch_size: int = 64  # decisions per update
     lr: float = 1e-4
     grad_clip: float = 1.0
-    updates: int = 40  # learner updates in all (resumed stretches included)
+    updates: int = 10  # learner updates in all (resumed stretches included)
     broadcast_every: int = 5  # updates between weight copies to the actors
-    checkpoint_every: int = 20
+    checkpoint_every: int = 5
+    snapshot_every: int = 0  # keep the Q network every this many updates in snapshots/ (0 = none): the curve's points
     log_seconds: float = 10.0
     head_hidden: int = 256  # Q head width
     seed: int = 0
@@ -79,12 +81,16 @@ class DMCConfig:
             raise ValueError("dmc: epsilon and store_share must be in [0, 1]")
         if self.max_calls < 8 or self.buffer < self.batch_size or self.broadcast_every < 1 or self.checkpoint_every < 1:
             raise ValueError("dmc: max_calls >= 8, buffer >= batch_size, broadcast_every and checkpoint_every >= 1")
+        if self.snapshot_every < 0:
+            raise ValueError("dmc.snapshot_every must be >= 0")
         if self.reward not in ("duplicate", "par"):
             raise ValueError(f"dmc.reward must be duplicate or par, not {self.reward!r}")
 
 
 def bridge_reward(config: DMCConfig, store: tuple[np.ndarray, np.ndarray, np.ndarray]) -> BridgeReward:
     """The actors' reward: exact tables of the store's deals, NN-DDA for the others."""
+    if not config.nndda and (not len(store[0]) or config.store_share < 1):
+        raise InputError("dmc plays deals the DD store (dmc.dd) does not label: they need an NN-DDA (dmc.nndda)")
     estimator = DDEstimator.load(config.nndda) if config.nndda else None
     return BridgeReward(config.reward, DealTables(dict(zip(map(int, store[0]), store[2])), estimator))
 
@@ -96,14 +102,10 @@ def run_key(config: DMCConfig) -> str:
 
 def load_store(config: DMCConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if not config.dd:
-        if not config.nndda:
-            raise InputError("dmc needs a DD store (dmc.dd) or an NN-DDA (dmc.nndda) to score its deals")
         return np.zeros(0, np.uint64), np.zeros((0, 52), np.int8), np.zeros((0, 4, 5), np.int8)
     store = exact_store(config.dd)
     if config.store_share > 0 and not (store[0] % 100 < 80).any():
         raise InputError(f"DD store {config.dd}: no train-split deal with an exact table (dmc.store_share > 0)")
-    if config.store_share < 1 and not config.nndda:
-        raise InputError("dmc.store_share < 1 plays random deals: they need an NN-DDA (dmc.nndda)")
     return store
 
 
@@ -181,6 +183,7 @@ def train(config: DMCConfig, out: str | Path, reward_factory=bridge_reward) -> d
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(1)
     store = load_store(config)
+    reward_factory(config, store)  # a bad reward setting fails here, not in every actor
     learner = Learner(config, out)
     shared = shared_copy(learner.network)
     version = mp.get_context("spawn").Value("q", 0)
@@ -220,6 +223,9 @@ def train(config: DMCConfig, out: str | Path, reward_factory=bridge_reward) -> d
                 with version.get_lock():
                     shared.load_state_dict(learner.network.state_dict())
                     version.value += 1
+            if config.snapshot_every and learner.updates % config.snapshot_every == 0:
+                (out / "snapshots").mkdir(exist_ok=True)
+                save_atomically(learner.network, out / "snapshots" / f"q-{learner.updates:08d}.pt")
             if learner.updates % config.checkpoint_every == 0:
                 record()
                 learner.checkpoint()
