@@ -32,7 +32,7 @@ from bridgeflow.training.dmc.q_model import (
     from_bsm,
     load_q,
 )
-from bridgeflow.training.dmc.reward import BridgeReward, Played
+from bridgeflow.training.dmc.reward import BridgeReward, DealTables, Played
 from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
 from bridgeflow.training.dmc.train import DMCConfig, run, train
 from bridgeflow.training.params import load_section
@@ -117,6 +117,29 @@ def test_the_duplicate_reward_is_team_a_s_imps_with_the_right_sign_for_every_cal
     assert swapped[0].tolist() == (-table_0).tolist()  # swapping the tables' auctions turns the result over
     assert swapped[1].tolist() == table_0.tolist()  # the same auction by the same seats returns the same, either table
     assert all((values == 0).all() for values in duplicate_of("1S P P P", "1S P P P"))  # bid alike: nothing
+
+
+class CountingEstimator:
+    """An NN-DDA stand-in: 7 tricks everywhere, and how many deals it was asked about."""
+
+    def __init__(self):
+        self.asked = 0
+
+    def tables(self, owners):
+        self.asked += len(owners)
+        return np.full((len(owners), 4, 5), 7, np.int8)
+
+
+def test_labelled_deals_get_their_exact_table_and_the_others_nndda():
+    owners = np.stack([random_owner(3, i) for i in range(3)])
+    ids = np.array([deal_id(o) for o in owners], np.uint64)
+    estimator = CountingEstimator()
+    tables = DealTables({int(ids[1]): np.full((4, 5), 11, np.int8)}, estimator)
+    out = tables.tables(owners, ids)
+    assert (out[1] == 11).all() and (out[[0, 2]] == 7).all()
+    assert estimator.asked == 2 and tables.counts == {"exact": 1, "nndda": 2}
+    with pytest.raises(InputError, match="no exact DD table and no NN-DDA"):
+        DealTables({}, None).tables(owners, ids)
 
 
 def test_the_par_reward_scores_each_table_against_par():

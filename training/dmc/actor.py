@@ -88,16 +88,19 @@ def decisions(played: Played, returns: list[np.ndarray], max_calls: int) -> dict
 
 
 def actor_loop(index: int, config, reward_factory, shared: QNetwork, version, buffer: SharedBuffer,
-               stop, store: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+               stop, store: tuple[np.ndarray, np.ndarray, np.ndarray], stretch: int = 0) -> None:
     """One actor process: play, write, and pick up the learner's weights when their version moves.
-    Stops when told, or when the learner's process is gone (killed: nothing else would stop it)."""
+    Its deals and draws are seeded by (seed, actor, stretch), stretch the update a run resumed
+    from, so a resumed run plays other deals. Stops when told, or when the learner's process is
+    gone (killed: nothing else would stop it)."""
     torch.set_num_threads(1)
     parent = multiprocessing.parent_process()
     reward = reward_factory(config, store)
     network = QNetwork(shared.config)
     seen = -1
-    source = DealSource(store[0], store[1], config.store_share, config.seed * 1000 + index)
-    rng = np.random.default_rng([config.seed, index])
+    seed = int(np.random.SeedSequence([config.seed, index, stretch]).generate_state(1)[0])
+    source = DealSource(store[0], store[1], config.store_share, seed)
+    rng = np.random.default_rng([seed, 1])
     while not stop.is_set() and (parent is None or parent.is_alive()):
         if version.value != seen:
             with version.get_lock():

@@ -160,12 +160,13 @@ class Learner:
 
 
 def start_actors(config: DMCConfig, shared: QNetwork, version, reward_factory, count: int,
-                 store: tuple[np.ndarray, np.ndarray, np.ndarray]):
-    """(buffer, stop event, processes): `count` actor processes writing to a new shared buffer."""
+                 store: tuple[np.ndarray, np.ndarray, np.ndarray], stretch: int = 0):
+    """(buffer, stop event, processes): `count` actor processes writing to a new shared buffer
+    (stretch: the update the run resumed from, which seeds the actors)."""
     context = mp.get_context("spawn")
     buffer, stop = SharedBuffer(config.buffer, config.max_calls, context), context.Event()
     processes = [context.Process(target=actor_loop, args=(index, config, reward_factory, shared, version, buffer,
-                                                          stop, store), daemon=True) for index in range(count)]
+                                                          stop, store, stretch), daemon=True) for index in range(count)]
     for process in processes:
         process.start()
     return buffer, stop, processes
@@ -187,7 +188,8 @@ def train(config: DMCConfig, out: str | Path, reward_factory=bridge_reward) -> d
     learner = Learner(config, out)
     shared = shared_copy(learner.network)
     version = mp.get_context("spawn").Value("q", 0)
-    buffer, stop, processes = start_actors(config, shared, version, reward_factory, config.actors, store)
+    buffer, stop, processes = start_actors(config, shared, version, reward_factory, config.actors, store,
+                                           learner.updates)
     progress_path = out / "progress.csv"
     rows = list(csv.DictReader(progress_path.open())) if progress_path.exists() and learner.updates else []
     rows = [row for row in rows if int(row["updates"]) <= learner.updates]  # past the checkpoint: replayed
