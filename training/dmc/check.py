@@ -60,15 +60,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_check(args: argparse.Namespace) -> dict:
-    factory = AgentFactory(None, None, SearchConfig())
-    boards = boards_from(args.dd, args.boards)
     if args.agent == args.against:
         raise InputError(f"--agent and --against are both {args.agent!r}: the check compares two policies")
-    result = nndda_check(factory.make(args.agent), factory.make(args.against), boards,
-                         DDEstimator.load(args.nndda or shipped_model("NN-DDA", "--nndda")))
+    boards = boards_from(args.dd, args.boards)
+    estimator = DDEstimator.load(args.nndda or shipped_model("NN-DDA", "--nndda"))
+    factory = AgentFactory(None, None, SearchConfig())
+    try:
+        result = nndda_check(factory.make(args.agent), factory.make(args.against), boards, estimator)
+    finally:
+        factory.close()
     result |= {"agent": args.agent, "against": args.against, "checkpoints": factory.checkpoints,
                "boards_hash": boards.hash}
-    factory.close()
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
