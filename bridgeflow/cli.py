@@ -18,6 +18,7 @@ VERBS = {
     "bsm": ("bridgeflow.training.bidding.bsm_train", "train the bidding system model (BSM): next call + hand understanding"),
     "nndda": ("bridgeflow.training.dd.nndda_train", "train NN-DDA, the fast neural DD estimator, on the DD store"),
     "selfplay": ("bridgeflow.pipelines.selfplay", "policy iteration: self-play auctions searched with the current network (Beam)"),
+    "dmc": ("bridgeflow.training.dmc.train", "Deep Monte Carlo self-play: Q(state, call) from parallel actors' duplicate returns"),
     "bid": ("bridgeflow.training.search.monte_carlo", "Monte Carlo bidding search for one decision, with its evidence"),
     "evaluate": ("bridgeflow.training.evaluation.evaluate", "duplicate match in IMPs on DD-scored test boards"),
     "challenge": ("bridgeflow.training.evaluation.challenge", "bid BEN's Challenges problems, scored by their Facit award tables"),

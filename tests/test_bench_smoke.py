@@ -1,4 +1,4 @@
-"""The NN-DDA and self-play benchmarks run end to end at a tiny size (their numbers are for a quiet
+"""The NN-DDA, self-play and DMC benchmarks run end to end at a tiny size (their numbers are for a quiet
 machine, not CI)."""
 
 from __future__ import annotations
@@ -31,3 +31,11 @@ def test_bench_selfplay_reports_decisions_per_cpu_second():
     result = json.loads(done.stdout)
     assert result["boards"] == 3 and result["decisions"] >= 12 and 0 <= result["searched_share"] <= 1
     assert result["decisions_per_cpu_second"] > 0 and result["search"]["samples"] == 2
+
+
+def test_bench_dmc_reports_actor_and_learner_rates():
+    done = subprocess.run([sys.executable, str(BENCH.with_name("bench_dmc.py")), "--tiny", "--actors", "1"],
+                          capture_output=True, text=True, timeout=300, check=True)
+    result = json.loads(done.stdout)
+    assert result["actor_decisions_per_second"]["1"]["decisions_per_second"] > 0 and result["scaling"]["1"] == 1.0
+    assert result["learner_updates_per_second"] > 0 and result["buffer_for_learner"] >= result["batch_size"]

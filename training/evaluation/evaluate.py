@@ -9,8 +9,8 @@ writes). Board i (1-based) gets duplicate dealer and vulnerability rotation. Eve
 scored with the exact DD tricks of the store.
 
 Matches (`evaluate.matches`), agents named rule | bsm | bsm-sample | search, each optionally
-`@CHECKPOINT` (another BSM, e.g. `bsm@old/model.pt:bsm`), or BEN: ben | ben-nosearch (ben.py; one
-BEN server per process, workers included):
+`@CHECKPOINT` (another BSM, e.g. `bsm@old/model.pt:bsm`), dmc@CHECKPOINT (a DMC Q network, greedy:
+training/dmc), or BEN: ben | ben-nosearch (ben.py; one BEN server per process, workers included):
 - `A:B`, a team match: A sits NS at table 1 and EW at table 2, B in the other seats; the board
   scores IMP(NS score at table 1 - NS score at table 2) for A (DeepMind's IMP(S(abab) - S(baba))).
 - `partner:A+B`, the partnership setting: A replaces one of four B's, in each seat in turn, so it
@@ -70,6 +70,7 @@ from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.dataset.scoring import imps, score_ns
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.dd.exact_dd import ExactDD
+from bridgeflow.training.dmc.q_model import Q_FILE, DMCAgent, load_q
 from bridgeflow.training.model_files import model_file, shipped_model
 from bridgeflow.training.search.monte_carlo import (
     MonteCarloSearch,
@@ -85,7 +86,7 @@ from .agents import Agent, BSMAgent, RuleAgent, SearchAgent
 from .match_pbn import match_pbn
 
 log = logging.getLogger(__name__)
-AGENT_KINDS = ("rule", "bsm", "bsm-sample", "search", *ben.AGENTS)
+AGENT_KINDS = ("rule", "bsm", "bsm-sample", "search", "dmc", *ben.AGENTS)
 Z95 = 1.959964
 COMMIT_SECONDS = 30.0  # a kill loses about this much play at most
 
@@ -337,6 +338,12 @@ class AgentFactory:
             for file in ben.ben_files().values():
                 self.checkpoints[str(file)] = file_hash(file)
             return ben.BenAgent(kind)
+        if kind == "dmc":  # a DMC Q network, greedy (training/dmc)
+            if not path:
+                raise InputError(f"agent {spec!r}: dmc needs @CHECKPOINT (a `bridgeflow dmc train` --out or its q.pt)")
+            file = model_file(path, Q_FILE, "DMC Q network")
+            self.checkpoints[str(file)] = file_hash(file)
+            return DMCAgent(load_q(file), name=spec)
         bidder = self.bidder(path or self.bsm)
         if kind != "search":
             return BSMAgent(bidder, greedy=kind == "bsm", name=spec)
