@@ -65,7 +65,7 @@ class KnownQ(MonteCarloSearch):
         self.searched += 1
         calls = self.candidates(prior)
         candidates = [Candidate(int(c), float(prior[c]), self.q[int(c)], 0.5, 8, 0.0, {}) for c in calls]
-        return SearchResult(int(calls[0]), int(calls[0]), candidates, 8, 8, 40, None, 0.0)
+        return SearchResult(int(calls[0]), int(calls[0]), candidates, 8, 8, 40, 0, None, 0.0)
 
 
 def test_the_improved_policy_is_the_prior_times_exp_q_over_t():
