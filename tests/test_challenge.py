@@ -265,3 +265,18 @@ def test_kept_script_follows_bens_rule():
     assert challenge.kept_script(scripted, ["1C", "X", "1D", "1S", "P", "P", "P"]) is False
     with pytest.raises(ValueError):
         challenge.kept_script(scripted, ["1C", "P", "1C"])
+
+
+def test_compare_with_a_results_file_of_some_boards(shared_dir, tmp_path, capsys):
+    """A Results file may hold only some boards of its problem file: the others say so in the report."""
+    source = (challenges(shared_dir) / "Results" / "CTC_mayjun20-GIB-BBO-8712.pbn").read_text()
+    games = source.split("\n[BCFlags ")
+    partial = tmp_path / "partial.pbn"
+    partial.write_text("\n[BCFlags ".join(games[:4]) + "\n")
+    kept = len(facit.read_results(partial))
+    assert 0 < kept < 20
+    status, err = run_cli(capsys, "challenge", "--problems", str(challenges(shared_dir) / "CTC_mayjun20.pbn"),
+                          "--agent", "rule", "--compare", str(partial), "--out", str(tmp_path / "out"))
+    assert status == 0, err
+    assert json.loads((tmp_path / "out/metrics.json").read_text())["comparisons"]["partial"]["rule"]["boards"] == kept
+    assert (tmp_path / "out/report.txt").read_text().count("partial: not on this board") == 20 - kept

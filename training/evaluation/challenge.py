@@ -334,7 +334,10 @@ def report_text(metrics: dict, rows: list[dict], problems: dict[str, dict[int, f
                 result = by_agent.get(row["agent"], {})
                 if result.get("problems") != file:
                     continue
-                theirs = next(board for board in result["per_board"] if board["board"] == board_number)
+                theirs = next((board for board in result["per_board"] if board["board"] == board_number), None)
+                if theirs is None:  # a Results file may hold only some of its problem file's boards
+                    lines.append(f"  {'':<12} {results}: not on this board")
+                    continue
                 where = theirs["first_difference"]
                 lines.append(f"  {'':<12} {results} ({theirs['their_points']}): " + (
                     "the same auction" if where is None else
