@@ -13,7 +13,7 @@ from bridgeflow.results import RESULTS, lookup
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 ROW = re.compile(r"^\|(?P<label>[^|]+)\|\s*(?P<value>[^|]+?)\s*\|\s*\[(?P<file>results/[\w.-]+\.json)\]\([^)]*\)\s*"
-                 r"`(?P<key>[\w.:+-]+)`\s*\|$")
+                 r"`(?P<key>[\w.:+-][\w.:+ -]*[\w.:+-])`\s*\|$")
 REQUIRED = {"schema_version", "name", "command", "git_commit", "date", "seed", "data", "models", "metrics"}
 
 
