@@ -45,3 +45,21 @@ def oracle_data(shared_dir: Path) -> Path:
 def ben_dir(shared_dir: Path) -> Path:
     """BEN's code and networks (third_party/ben), for the `ben` agents' tests."""
     return shared_folder(shared_dir / "third_party" / "ben")
+
+
+@pytest.fixture(scope="session")
+def models(tmp_path_factory) -> Path:
+    """Tiny untrained checkpoints on disk in the trainers' formats: a BSM (model.pt) and an
+    NN-DDA (nndda.pt) in one folder."""
+    import torch
+
+    from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
+    from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
+
+    folder = tmp_path_factory.mktemp("models")
+    torch.manual_seed(0)
+    bsm = BSM(BSMConfig(hidden=16, layers=1, embed=8, dropout=0.0))
+    torch.save({"model_config": vars(bsm.config), "model": bsm.state_dict()}, folder / "model.pt")
+    nndda = NNDDA(NNDDAConfig(hidden=16, layers=1))
+    torch.save({"model_config": vars(nndda.config), "model": nndda.state_dict()}, folder / "nndda.pt")
+    return folder

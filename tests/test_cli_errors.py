@@ -4,7 +4,6 @@ traceback, and leaves nothing behind; every model loader takes a file or its tra
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -14,9 +13,7 @@ from bridgeflow.cli import main
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.training import model_files
 from bridgeflow.training.bidding.bidder import Bidder
-from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
 from bridgeflow.training.dd.dd_estimator import DDEstimator
-from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
 
 HAND = "K843.Q92.A75.J64"
 
@@ -38,17 +35,6 @@ def one_line_error(err: str) -> str:
     assert len(lines) == 1, err
     return lines[0]
 
-
-@pytest.fixture(scope="module")
-def models(tmp_path_factory) -> Path:
-    """An untrained BSM (model.pt) and NN-DDA (nndda.pt) in one folder, as the trainers write them."""
-    folder = tmp_path_factory.mktemp("models")
-    torch.manual_seed(0)
-    bsm = BSM(BSMConfig(hidden=16, layers=1, embed=8))
-    torch.save({"model_config": asdict(bsm.config), "model": bsm.state_dict()}, folder / "model.pt")
-    nndda = NNDDA(NNDDAConfig(hidden=16, layers=1))
-    torch.save({"model_config": asdict(nndda.config), "model": nndda.state_dict()}, folder / "nndda.pt")
-    return folder
 
 
 @pytest.mark.parametrize("options, named", [

@@ -20,8 +20,6 @@ from bridgeflow.dataset.record import BoardRecord
 from bridgeflow.dataset.scoring import imps, score_ns
 from bridgeflow.dataset.validate import check
 from bridgeflow.pipelines import ingest
-from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
-from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
 from bridgeflow.training.evaluation import evaluate as ev
 from bridgeflow.training.evaluation.agents import RuleAgent
 from bridgeflow.training.search.monte_carlo import SearchConfig, SearchResult
@@ -50,17 +48,6 @@ def store(tmp_path_factory):
                                   np.zeros((len(estimated), 4, 5)), solver="nn-dda"), folder / "estimated.parquet")
     return folder
 
-
-@pytest.fixture(scope="module")
-def models(tmp_path_factory):
-    """Tiny untrained checkpoints on disk, in the trainers' formats."""
-    folder = tmp_path_factory.mktemp("models")
-    torch.manual_seed(0)
-    bsm = BSM(BSMConfig(hidden=16, layers=1, embed=8, dropout=0.0))
-    torch.save({"model_config": vars(bsm.config), "model": bsm.state_dict()}, folder / "model.pt")
-    nndda = NNDDA(NNDDAConfig(hidden=16, layers=1))
-    torch.save({"model_config": vars(nndda.config), "model": nndda.state_dict()}, folder / "nndda.pt")
-    return folder
 
 
 class Opener:

@@ -16,21 +16,9 @@ from bridgeflow.dataset.auction import replay
 from bridgeflow.dataset.encodings import split_of
 from bridgeflow.dataset.schema import SELFPLAY_DECISIONS
 from bridgeflow.pipelines import selfplay
-from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
-from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
 
 torch.set_num_threads(1)
 
-
-@pytest.fixture(scope="module")
-def models(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("models")
-    torch.manual_seed(0)
-    bsm = BSM(BSMConfig(hidden=16, layers=1, embed=8, dropout=0.0))
-    torch.save({"model_config": vars(bsm.config), "model": bsm.state_dict()}, folder / "model.pt")
-    nndda = NNDDA(NNDDAConfig(hidden=16, layers=1))
-    torch.save({"model_config": vars(nndda.config), "model": nndda.state_dict()}, folder / "nndda.pt")
-    return folder
 
 
 def argv(models, out, *more):

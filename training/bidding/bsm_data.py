@@ -207,7 +207,13 @@ def build_cache(records: Path, cache_root: Path) -> Path:
         "decision_points": int(len(arrays["calls"])), "sources": sources, "bidders": bidders,
         "auctions_by_split": {name: int((arrays["split"] == i).sum()) for i, name in enumerate(SPLITS)},
     }
-    staging = cache_root / f".{folder.name}.tmp-{os.getpid()}"
+    return write_cache(folder, arrays, meta)
+
+
+def write_cache(folder: Path, arrays: dict[str, np.ndarray], meta: dict) -> Path:
+    """The arrays (one .npy each) and meta.json into `folder`, built beside it and moved in whole,
+    so a killed build never leaves a cache that looks complete."""
+    staging = folder.parent / f".{folder.name}.tmp-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     for name, value in arrays.items():
@@ -370,12 +376,4 @@ def selfplay_corpus(decisions: Path, imitation: Corpus, fraction: float, seed: i
         "generated_auctions": len(generated["length"]), "imitation_train_auctions": len(picked),
         "imitation_fraction": fraction,
     }
-    staging = cache_root / f".{folder.name}.tmp-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    for name, value in arrays.items():
-        np.save(staging / f"{name}.npy", value)
-    (staging / "meta.json").write_text(json.dumps(meta, indent=2))
-    shutil.rmtree(folder, ignore_errors=True)
-    os.replace(staging, folder)
-    return Corpus.open(folder)
+    return Corpus.open(write_cache(folder, arrays, meta))
