@@ -46,6 +46,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
+from tqdm import tqdm
 
 from bridgeflow.dataset import facit
 from bridgeflow.dataset.auction import AuctionState, Contract
@@ -158,6 +159,7 @@ def play(problem_files: dict[str, list[facit.Problem]], agents: dict[str, Agent]
     """Every problem of every file bid by every agent: the log rows (LOG_SCHEMA); each agent's
     decision times go to `seconds[agent]`."""
     rows = []
+    progress = tqdm(total=len(agents) * sum(map(len, problem_files.values())), unit="problem", desc="challenge")
     for file, problems in problem_files.items():
         for name, agent in agents.items():
             for problem in problems:
@@ -171,6 +173,8 @@ def play(problem_files: dict[str, list[facit.Problem]], agents: dict[str, Agent]
                     "top_points": facit.top_points(problem.table), "top_contract": top_contracts(problem.table),
                     "substitutions": bidding.substitutions,
                 })
+                progress.update()
+    progress.close()
     return rows
 
 
