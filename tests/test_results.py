@@ -13,7 +13,7 @@ from bridgeflow.results import RESULTS, lookup
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 ROW = re.compile(r"^\|(?P<label>[^|]+)\|\s*(?P<value>[^|]+?)\s*\|\s*\[(?P<file>results/[\w.-]+\.json)\]\([^)]*\)\s*"
-                 r"`(?P<key>[\w.:+-][\w.:+ -]*[\w.:+-])`\s*\|$")
+                 r"`(?P<key>[\w.:+@/-][\w.:+@/ -]*[\w.:+@/-])`\s*\|$")
 REQUIRED = {"schema_version", "name", "command", "git_commit", "date", "seed", "data", "models", "metrics"}
 
 
@@ -43,6 +43,13 @@ def test_every_results_file_says_how_it_was_made():
 
 def test_readme_has_a_results_table():
     assert len(results_rows()) >= 3
+
+
+def test_every_row_citing_a_results_file_is_checked():
+    """A row the pattern misses (a key with an unexpected character) would go unchecked."""
+    section = README.read_text().split("\n## Results\n", 1)[1].split("\n## ", 1)[0]
+    citing = [line for line in section.splitlines() if line.startswith("|") and "](results/" in line]
+    assert len(citing) == len(results_rows())
 
 
 @pytest.mark.parametrize("row", results_rows(), ids=lambda row: row["label"].strip())
