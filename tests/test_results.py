@@ -17,9 +17,12 @@ ROW = re.compile(r"^\|(?P<label>[^|]+)\|\s*(?P<value>[^|]+?)\s*\|\s*\[(?P<file>r
 REQUIRED = {"schema_version", "name", "command", "git_commit", "date", "seed", "data", "models", "metrics"}
 
 
+def results_lines() -> list[str]:
+    return README.read_text().split("\n## Results\n", 1)[1].split("\n## ", 1)[0].splitlines()
+
+
 def results_rows() -> list[dict]:
-    section = README.read_text().split("\n## Results\n", 1)[1].split("\n## ", 1)[0]
-    return [match.groupdict() for match in map(ROW.match, section.splitlines()) if match]
+    return [match.groupdict() for match in map(ROW.match, results_lines()) if match]
 
 
 def shown(value: float, printed: str) -> str:
@@ -47,8 +50,7 @@ def test_readme_has_a_results_table():
 
 def test_every_row_citing_a_results_file_is_checked():
     """A row the pattern misses (a key with an unexpected character) would go unchecked."""
-    section = README.read_text().split("\n## Results\n", 1)[1].split("\n## ", 1)[0]
-    citing = [line for line in section.splitlines() if line.startswith("|") and "](results/" in line]
+    citing = [line for line in results_lines() if line.startswith("|") and "](results/" in line]
     assert len(citing) == len(results_rows())
 
 
