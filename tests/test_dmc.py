@@ -28,6 +28,7 @@ from bridgeflow.training.dmc.q_model import (
     QConfig,
     QNetwork,
     call_features,
+    decision_batch,
     epsilon_greedy,
     from_bsm,
     load_q,
@@ -93,6 +94,44 @@ def test_the_trunk_starts_from_the_imitation_bsm(bsm_file):
     network = from_bsm(bsm_file, 16)
     assert torch.equal(network.trunk.rnn.weight_ih_l0, saved["rnn.weight_ih_l0"])
     assert not hasattr(network.trunk, "call_head")
+
+
+def test_with_the_bsms_policy_a_fresh_head_plays_its_calls_and_explores_its_candidates(bsm_file):
+    saved = torch.load(bsm_file, weights_only=True)
+    bsm = BSM(TOY_BSM).eval()
+    bsm.load_state_dict(saved["model"])
+    network = from_bsm(bsm_file, 16, prior=1.0).eval()
+    torch.nn.init.zeros_(network.value[-1].weight)  # a head that rates every call alike
+    rng = np.random.default_rng(3)
+    hands = np.zeros((6, 52), bool)
+    for row in range(6):
+        hands[row, hands_from_owner(random_owner(1, row))[row % 4]] = True
+    auctions = [[], [parse_call("1S")], [parse_call("1C"), DOUBLE], [PASS, PASS], [parse_call("2H")], []]
+    calls = np.full((6, 2), -1, np.int16)
+    for row, auction in enumerate(auctions):
+        calls[row, :len(auction)] = auction
+    dealer, vul = rng.integers(0, 4, 6), rng.integers(0, 4, 6)
+    batch = decision_batch(hands, calls, dealer, vul, False)
+    with torch.no_grad():
+        expected = bsm(batch)["call"].argmax(dim=1).numpy()
+    assert (network.values(hands, calls, dealer, vul).argmax(axis=1) == expected).all()
+    with torch.no_grad():
+        top_two = bsm(batch)["call"].topk(2, dim=1).indices.numpy()
+    restricted = from_bsm(bsm_file, 16, candidates=2).values(hands, calls, dealer, vul)
+    assert (np.isfinite(restricted).sum(axis=1) == 2).all()
+    assert all(set(np.flatnonzero(np.isfinite(row))) == set(top) for row, top in zip(restricted, top_two))
+    explored = epsilon_greedy(np.repeat(restricted[:1], 200, axis=0), 1.0, rng)
+    assert set(explored) == set(top_two[0])  # exploration stays within the candidates
+
+
+def test_a_frozen_trunk_stays_the_bsms_while_the_head_learns(bsm_file, tmp_path):
+    saved = torch.load(bsm_file, weights_only=True)["model"]
+    config = toy_config(bsm_file, prior=0.5, candidates=3, freeze_trunk=True, updates=3, min_fill=64, batch_size=32)
+    train(config, tmp_path, FirstCallWins)
+    trained = load_q(tmp_path).state_dict()
+    assert all(torch.equal(trained[f"trunk.{key}"], value) for key, value in saved.items())  # trunk and prior
+    torch.manual_seed(config.seed)  # the head the learner started from
+    assert not torch.equal(trained["value.3.weight"], from_bsm(bsm_file, 32, prior=0.5, candidates=3).value[3].weight)
 
 
 class FixedTables:

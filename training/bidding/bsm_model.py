@@ -115,7 +115,10 @@ class BSM(nn.Module):
         return torch.cat([self.drop(states[batch["decision"]]), static[row]], dim=1)
 
     def forward(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        h = self.trunk(batch)
+        return self.heads(self.trunk(batch), batch)
+
+    def heads(self, h: torch.Tensor, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """The belief heads and the call head over the trunk's states `h` (DMC's prior reuses it)."""
         n = h.shape[0]
         mine = batch["mine"]
         cards = self.card_head(h).view(n, 52, 4)

@@ -12,7 +12,14 @@ Variant: the state and the call features are concatenated into the MLP (DouZero'
 A h + B f so the trunk runs once per state and only the call half per call. The alternative, a dot
 product of a state embedding and a call embedding, is cheaper per call but can only rank calls
 linearly in a shared space; with 38 calls the MLP's extra cost is small next to the trunk's. The
-trunk starts from the imitation BSM's (`from_bsm`), the value head from scratch."""
+trunk starts from the imitation BSM's (`from_bsm`), the value head from scratch.
+
+With `prior` > 0, Q(s, a) = head(s, a) + prior * log pi_BSM(a | s): the imitation BSM's call head is
+kept, so a fresh head (outputs near zero) plays the BSM's calls from the first batch, and the head
+learns where a call is worth more than the BSM's confidence in it. With prior 0 (DouZero's plain
+Q) the fresh head starts from a near-arbitrary policy. With `candidates` k > 0, only the BSM's k
+likeliest legal calls get a finite Q (as the search's candidates): play and exploration stay
+within them (docs/dmc.md: why)."""
 
 from __future__ import annotations
 
@@ -70,6 +77,12 @@ def call_features(legal: torch.Tensor) -> torch.Tensor:
 class QConfig:
     bsm: dict = field(default_factory=dict)  # the trunk's BSMConfig fields
     hidden: int = 256  # value head width
+    prior: float = 0.0  # weight of the imitation BSM's log-policy in Q (IMPs per nat); 0 = none
+    candidates: int = 0  # only the BSM's this many likeliest calls get a finite Q; 0 = every legal call
+
+    @property
+    def uses_bsm_policy(self) -> bool:
+        return bool(self.prior or self.candidates)
 
 
 class QNetwork(nn.Module):
@@ -78,19 +91,30 @@ class QNetwork(nn.Module):
         self.config = config
         self.trunk = BSM(BSMConfig(**config.bsm))
         width = self.trunk.hcp_head[0].in_features  # what the trunk hands its heads
-        for name in HEADS:
-            delattr(self.trunk, name)
+        if not config.uses_bsm_policy:
+            for name in HEADS:
+                delattr(self.trunk, name)
         self.state_in = nn.Linear(width, config.hidden)
         self.call_in = nn.Linear(CALL_FEATURES, config.hidden, bias=False)
         self.value = nn.Sequential(nn.ReLU(), nn.Linear(config.hidden, config.hidden), nn.ReLU(),
                                    nn.Linear(config.hidden, 1))
 
-    def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """float[N, 38]: Q of every call at each decision point, -inf where illegal."""
-        state = self.state_in(self.trunk.trunk(batch))  # [N, H]
+    def forward(self, batch: dict[str, torch.Tensor], restrict: bool = True) -> torch.Tensor:
+        """float[N, 38]: Q of every call at each decision point, -inf where illegal (and, with
+        `candidates` and `restrict`, outside the BSM's likeliest calls; the learner fits a call
+        played before a learning trunk moved them, so it does not restrict)."""
+        h = self.trunk.trunk(batch)
+        state = self.state_in(h)  # [N, H]
         calls = self.call_in(call_features(batch["legal"]))  # [N, 38, H]
         q = self.value(state[:, None, :] + calls)[..., 0]
-        return q.masked_fill(~batch["legal"], float("-inf"))
+        allowed = batch["legal"]
+        if self.config.uses_bsm_policy:
+            log_policy = self.trunk.heads(h, batch)["call"].log_softmax(dim=1)
+            q = q + self.config.prior * log_policy.masked_fill(~allowed, 0.0)
+            if self.config.candidates and restrict:
+                likeliest = log_policy.topk(min(self.config.candidates, NUM_CALLS), dim=1).indices
+                allowed = allowed & torch.zeros_like(allowed).scatter_(1, likeliest, True)
+        return q.masked_fill(~allowed, float("-inf"))
 
     @torch.inference_mode()
     def values(self, hands: np.ndarray, calls: np.ndarray, dealer: np.ndarray, vul: np.ndarray) -> np.ndarray:
@@ -115,13 +139,15 @@ def decision_batch(hands: np.ndarray, calls: np.ndarray, dealer: np.ndarray, vul
     return {key: torch.from_numpy(value) for key, value in batch.items() if key not in ("row", "position")}
 
 
-def from_bsm(path: str | Path, hidden: int) -> QNetwork:
-    """A Q network whose trunk is the imitation BSM's at `path` (folder or model.pt)."""
+def from_bsm(path: str | Path, hidden: int, prior: float = 0.0, candidates: int = 0) -> QNetwork:
+    """A Q network whose trunk is the imitation BSM's at `path` (folder or model.pt); with `prior`
+    or `candidates`, its heads too (the BSM's policy)."""
     file = model_file(path, "model.pt", "BSM")
     saved, _ = load_model_state(file, "BSM")
     try:
-        network = QNetwork(QConfig(bsm=dict(saved["model_config"]), hidden=hidden))
-        trunk = {key: value for key, value in saved["model"].items() if not key.startswith(HEADS)}
+        network = QNetwork(QConfig(bsm=dict(saved["model_config"]), hidden=hidden, prior=prior, candidates=candidates))
+        keep_heads = network.config.uses_bsm_policy
+        trunk = {key: value for key, value in saved["model"].items() if keep_heads or not key.startswith(HEADS)}
         network.trunk.load_state_dict(trunk)
     except (TypeError, RuntimeError) as error:
         raise InputError(f"BSM {file}: not a BSM model file ({str(error).splitlines()[0][:200]})") from None

@@ -72,6 +72,9 @@ class DMCConfig:
     snapshot_every: int = 0  # keep the Q network every this many updates in snapshots/ (0 = none): the curve's points
     log_seconds: float = 10.0
     head_hidden: int = 256  # Q head width
+    prior: float = 0.0  # weight of the imitation BSM's log-policy in Q (0 = DouZero's plain Q; docs/dmc.md)
+    candidates: int = 0  # play and explore only the BSM's this many likeliest calls (0 = every legal call)
+    freeze_trunk: bool = False  # fit the value head only; the BSM's trunk (and prior) stay as initialised
     seed: int = 0
 
     def __post_init__(self):
@@ -85,6 +88,8 @@ class DMCConfig:
             raise ValueError("dmc.snapshot_every must be >= 0")
         if self.reward not in ("duplicate", "par"):
             raise ValueError(f"dmc.reward must be duplicate or par, not {self.reward!r}")
+        if self.prior < 0 or self.candidates < 0:
+            raise ValueError("dmc.prior and dmc.candidates must be >= 0")
 
 
 def bridge_reward(config: DMCConfig, store: tuple[np.ndarray, np.ndarray, np.ndarray]) -> BridgeReward:
@@ -129,22 +134,28 @@ class Learner:
                 raise InputError(f"{self.ckpt}: a checkpoint of other dmc params; give another --out or the same params")
             self.network = QNetwork(QConfig(**saved["model_config"]))
             self.network.load_state_dict(saved["model"])
-            self.optimizer = torch.optim.Adam(self.network.parameters(), lr=config.lr)
+            self.optimizer = self.make_optimizer()
             self.optimizer.load_state_dict(saved["optimizer"])
             self.updates, self.decisions, self.seconds = saved["updates"], saved["decisions"], saved["seconds"]
             log.info("resuming from %s at update %d (%d decisions)", self.ckpt, self.updates, self.decisions)
         else:
-            self.network = from_bsm(config.init, config.head_hidden)
-            self.optimizer = torch.optim.Adam(self.network.parameters(), lr=config.lr)
+            self.network = from_bsm(config.init, config.head_hidden, config.prior, config.candidates)
+            self.optimizer = self.make_optimizer()
         self.features480 = self.network.config.bsm.get("arch") == "mlp"
         self.rng = np.random.default_rng([config.seed, self.updates])
+
+    def make_optimizer(self) -> torch.optim.Optimizer:
+        self.network.trunk.requires_grad_(not self.config.freeze_trunk)
+        return torch.optim.Adam([p for p in self.network.parameters() if p.requires_grad], lr=self.config.lr)
 
     def step(self, buffer: SharedBuffer) -> float:
         """One update on a random batch of the buffer: MSE of Q(state, call played) to the return."""
         rows = buffer.sample(self.config.batch_size, self.rng)
         batch = decision_batch(rows["hand"], rows["calls"], rows["dealer"], rows["vul"], self.features480)
         self.network.train()
-        q = self.network(batch).gather(1, torch.from_numpy(rows["call"])[:, None])[:, 0]
+        if self.config.freeze_trunk:
+            self.network.trunk.eval()  # no dropout in a trunk that is not learning
+        q = self.network(batch, restrict=False).gather(1, torch.from_numpy(rows["call"])[:, None])[:, 0]
         loss = torch.nn.functional.mse_loss(q, torch.from_numpy(rows["ret"]))
         self.optimizer.zero_grad()
         loss.backward()
@@ -262,7 +273,13 @@ def model_card(metrics: dict, config: QConfig) -> str:
         f"Head: an MLP ({config.hidden} wide) over the concatenated state and call features, DouZero's choice,",
         "computed as A h + B f so the trunk runs once per state and all 38 calls come out of one pass. Chosen",
         "over a dot product of state and call embeddings, which can only rank calls linearly in a shared space,",
-        "while the MLP's extra cost per call is small next to the recurrent trunk's.", "",
+        "while the MLP's extra cost per call is small next to the recurrent trunk's.",
+        (f"Prior: Q adds {config.prior} x the imitation BSM's log-probability of the call, so play starts from the"
+         " BSM's calls and the head learns where a call is worth more than the BSM's confidence in it."
+         if config.prior else "Prior: none (DouZero's plain Q; the fresh head starts from a near-arbitrary policy)."),
+        (f"Candidates: only the BSM's {config.candidates} likeliest legal calls are played or explored."
+         if config.candidates else "Candidates: every legal call."),
+        "",
         "## Training", "",
         f"- updates: {metrics['updates']}, decisions played: {metrics['decisions']}, seconds: {metrics['seconds']:.0f}",
         f"- final loss (MSE, IMPs^2): {metrics['final_loss']}",
