@@ -43,14 +43,15 @@ def setup(tmp_path_factory):
     return root
 
 
-def measure(root, number, *more):
+def measure(root, number, *more, out=None):
     agents = ["--agent", f"new=bsm@{root}/gen{number}", "--agent", f"base=bsm@{root}/gen0"]
     if number > 1:
         agents += ["--agent", f"previous=bsm@{root}/gen{number - 1}", "--history", str(root / f"eval{number - 1}")]
+    out = out or root / f"eval{number}"
     argv = ["generation", "--generation", str(number), *agents, "--dd", str(root / "dd"), "--boards", "4",
-            "--out", str(root / f"eval{number}"), "--params", "none.yaml", *more]
+            "--out", str(out), "--params", "none.yaml", *more]
     assert main(argv) == 0
-    return json.loads((root / f"eval{number}" / "results.json").read_text())
+    return json.loads((out / "results.json").read_text())
 
 
 def test_generations_play_the_loops_matches_and_continue_the_history(setup):
@@ -85,6 +86,20 @@ def test_generation_zero_alone_gets_its_row(setup):
     rows = json.loads((setup / "eval0" / "history.json").read_text())
     assert [(row["generation"], row["vs_base"]) for row in rows] == [(0, 0.0)]
     assert rows[0]["vs_rule"] == result["matches"]["base:rule"]["mean_imps"]
+
+
+def test_an_agent_labelled_ben_is_a_yardstick_like_rule(setup, tmp_path):
+    """`ben=SPEC` (BEN's agents in the documented runs; a tiny BSM stands in here) joins the default
+    matches next to rule and gets its own history column and curve."""
+    first = measure(setup, 1, "--agent", f"ben=bsm@{setup}/gen2", out=tmp_path / "eval1")
+    assert list(first["matches"]) == ["new:base", "new:rule", "new:ben", "base:rule", "base:ben"]
+    rows = json.loads((tmp_path / "eval1" / "history.json").read_text())
+    assert [row["vs_ben"] for row in rows] == [first["matches"]["base:ben"]["mean_imps"],
+                                              first["matches"]["new:ben"]["mean_imps"]]
+    assert [rows[1]["vs_ben_low"], rows[1]["vs_ben_high"]] == first["matches"]["new:ben"]["ci95"]
+    alone = measure(setup, 0, "--agent", f"base=bsm@{setup}/gen0", "--agent", f"ben=bsm@{setup}/gen2",
+                    out=tmp_path / "eval0")
+    assert list(alone["matches"]) == ["base:rule", "base:ben"]
 
 
 def test_facit_scores_every_agent_paired_against_base(setup, shared_dir):

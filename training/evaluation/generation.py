@@ -11,9 +11,11 @@ always there. Matches (`--match A:B`, labels) are team matches on the boards, sc
 exact DD tables (evaluate.team_match: IMP(S(abab) - S(baba)) for A). By default: new:previous
 (when previous differs from base), new:base, new:rule and, for the first generation measured
 (no --history), base:rule, which gives generation 0 its row; with new the same as base
-(`--generation 0`), base:rule alone. With `--facit` problem files (the
-development half of BEN's Challenges), every agent bids them (challenge.play) and each gets its
-percent of the top awards and the paired bootstrap interval of its difference to `base`.
+(`--generation 0`), base:rule alone. An agent labelled `ben` (e.g. `ben=ben-nosearch`) is an
+outside yardstick like rule: new:ben, and base:ben wherever base:rule is played, join them. With
+`--facit` problem files (the development half of BEN's Challenges), every agent bids them
+(challenge.play) and each gets its percent of the top awards and the paired bootstrap interval of
+its difference to `base`.
 
 Writes to --out:
   results.json  the matches (mean IMPs/board, SE, 95% interval, boards), the Facit totals and
@@ -46,10 +48,10 @@ from bridgeflow.training.search.monte_carlo import SearchConfig
 from . import challenge
 from .evaluate import AgentFactory, Boards, Progress, load_boards, summary, team_match
 
-BASE, NEW, PREVIOUS, RULE = "base", "new", "previous", "rule"
+BASE, BEN, NEW, PREVIOUS, RULE = "base", "ben", "new", "previous", "rule"
 CSV_COLUMNS = ["generation", "vs_base", "vs_base_low", "vs_base_high", "vs_rule", "vs_rule_low", "vs_rule_high",
-               "vs_previous", "vs_previous_low", "vs_previous_high", "facit_percent", "facit_vs_base",
-               "facit_vs_base_low", "facit_vs_base_high"]
+               "vs_previous", "vs_previous_low", "vs_previous_high", "vs_ben", "vs_ben_low", "vs_ben_high",
+               "facit_percent", "facit_vs_base", "facit_vs_base_low", "facit_vs_base_high"]
 
 
 def default_matches(agents: dict[str, str], first: bool) -> list[str]:
@@ -59,11 +61,12 @@ def default_matches(agents: dict[str, str], first: bool) -> list[str]:
         matches.append(f"{NEW}:{PREVIOUS}")
     if BASE in agents and agents[BASE] != agents[NEW]:
         matches.append(f"{NEW}:{BASE}")
-    matches.append(f"{NEW}:{RULE}")
+    yardsticks = [RULE] + ([BEN] if BEN in agents else [])
+    matches += [f"{NEW}:{other}" for other in yardsticks]
     if first and BASE in agents and agents[BASE] != agents[NEW]:
-        matches.append(f"{BASE}:{RULE}")
+        matches += [f"{BASE}:{other}" for other in yardsticks]
     if BASE in agents and agents[BASE] == agents[NEW]:  # generation 0 measured alone
-        matches = [f"{BASE}:{RULE}"]
+        matches = [f"{BASE}:{other}" for other in yardsticks]
     return matches
 
 
@@ -105,10 +108,10 @@ def facit_scores(agents: dict[str, str], files: list[str], factory: AgentFactory
 
 
 def history_row(generation: int, label: str, matches: dict[str, dict], scores: dict | None) -> dict:
-    """A generation's row: `label`'s IMPs/board against base, rule and previous, and its Facit."""
+    """A generation's row: `label`'s IMPs/board against base, rule, previous and ben, and its Facit."""
     row = {"generation": generation}
     for column, match in (("vs_base", f"{label}:{BASE}"), ("vs_rule", f"{label}:{RULE}"),
-                          ("vs_previous", f"{label}:{PREVIOUS}")):
+                          ("vs_previous", f"{label}:{PREVIOUS}"), ("vs_ben", f"{label}:{BEN}")):
         result = matches.get(match)
         if result is None and column == "vs_base" and label == BASE:  # generation 0 itself
             result = {"mean_imps": 0.0, "ci95": [0.0, 0.0]}
@@ -132,8 +135,11 @@ def plot(rows: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     figure, (imps_axis, facit_axis) = plt.subplots(1, 2, figsize=(10, 4))
-    for column, label in (("vs_base", "vs generation 0"), ("vs_rule", "vs rule-based bidder")):
-        points = [row for row in rows if row[column] is not None]
+    for column, label in (("vs_base", "vs generation 0"), ("vs_rule", "vs rule-based bidder"),
+                          ("vs_ben", "vs the agent labelled ben")):
+        points = [row for row in rows if row.get(column) is not None]
+        if not points:
+            continue
         x = [row["generation"] for row in points]
         y = [row[column] for row in points]
         spread = [[row[column] - (row[f"{column}_low"] if row[f"{column}_low"] is not None else row[column]) for row in points],
