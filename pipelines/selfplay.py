@@ -207,8 +207,13 @@ def run(argv: list[str] | None = None) -> dict:
 def generate(args, beam_args, out: Path, config: SelfPlayConfig, search: SearchConfig, bsm: Path,
              partner: Path | None, models: list[Path], started: float) -> dict:
     """The job, under run()'s lock on `out`."""
+    key = work_key(config, search, args.generation, models)
+    finished = out / "summary.json"
+    if finished.exists() and (out / "decisions").exists() and json.loads(finished.read_text()).get("key") == key:
+        LOG.info("selfplay: %s already holds this generation's decisions (same params and models)", out)
+        return json.loads(finished.read_text())
     tasks = board_tasks(config, args.generation)
-    work = out / "_work" / work_key(config, search, args.generation, models)
+    work = out / "_work" / key
     for stale in (path for path in (out / "_work").glob("*") if path != work):
         shutil.rmtree(stale)  # made with other params or models
     (work / "parts").mkdir(parents=True, exist_ok=True)
@@ -248,6 +253,7 @@ def generate(args, beam_args, out: Path, config: SelfPlayConfig, search: SearchC
         "decisions_per_worker_second": decisions / busy if busy else None,  # wall time of the workers' tasks
         "decisions_per_cpu_second": decisions / cpu if cpu else None,  # one thread per worker: a core's rate
         "seconds": round(time.time() - started, 3),
+        "key": key,  # a rerun with the same key is a no-op
         "models": {str(path): hashlib.blake2b(path.read_bytes(), digest_size=8).hexdigest() for path in models},
         "config": {"selfplay": dataclasses.asdict(config), "search": dataclasses.asdict(search)},
     }

@@ -93,6 +93,14 @@ def test_a_killed_run_resumes_to_the_same_decisions(models, played, tmp_path, mo
     assert decisions(tmp_path) == decisions(played[0])
 
 
+def test_a_finished_run_is_not_played_again(models, played, monkeypatch, caplog):
+    out, summary = played
+    monkeypatch.setattr(selfplay.Actor, "play", lambda *args: pytest.fail("a finished generation was replayed"))
+    with caplog.at_level(logging.INFO, logger="bridgeflow.selfplay"):
+        assert selfplay.run(argv(models, out)) == summary
+    assert "already holds this generation's decisions" in caplog.text
+
+
 def test_other_params_start_afresh(models, played, tmp_path):
     selfplay.run(argv(models, tmp_path, "--set", "deals=2"))
     assert {row["board"] for row in decisions(tmp_path)} == {1, 2}
