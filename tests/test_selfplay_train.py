@@ -16,7 +16,7 @@ from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.bidding.bsm_data import HARD, SELFPLAY_SOURCE, UNTRAINED, load_corpus, selfplay_corpus
 from bridgeflow.training.bidding.bsm_model import BSM, losses
 from bridgeflow.training.scaffolding.bsm_toy import write_toy_records
-from bridgeflow.training.search.monte_carlo import MonteCarloSearch, SearchConfig, improved_policy
+from bridgeflow.training.search.monte_carlo import MonteCarloSearch, SearchConfig
 from bridgeflow.training.selfplay.actor import Actor, SelfPlayConfig, train_deals
 
 torch.set_num_threads(1)
@@ -50,7 +50,7 @@ def setup(tmp_path_factory):
     return root, config, rows
 
 
-def test_the_corpus_holds_the_improved_untempered_prior_soft_the_imitation_hard_and_rule_calls_untrained(setup, tmp_path):
+def test_the_corpus_holds_pi_prime_soft_the_imitation_hard_and_rule_calls_untrained(setup, tmp_path):
     root, _, rows = setup
     imitation = load_corpus(root / "records", tmp_path)
     corpus = selfplay_corpus(root / "decisions", imitation, 0.5, 0, tmp_path)
@@ -61,15 +61,11 @@ def test_the_corpus_holds_the_improved_untempered_prior_soft_the_imitation_hard_
     target_row = np.asarray(corpus.target_row)
     assert (target_row[generated_calls:] == HARD).all()
     assert [int(t) == UNTRAINED for t in target_row[:generated_calls]] == [row["actor"] == "rule" for row in rows]
-    temperature = SearchConfig().prior_temperature
     for row, target in zip(rows, target_row[:generated_calls]):
-        if row["actor"] == "bsm":  # pi exp(Q / T) on the untempered prior; the prior where unsearched
+        if row["actor"] == "bsm":
             dense = np.zeros(38, np.float32)
-            own = np.asarray(row["prior"]) / np.sum(row["prior"])
-            dense[row["candidates"]] = own if row["q"] is None else improved_policy(own, np.asarray(row["q"]), temperature)
-            assert np.allclose(corpus.policy[target], dense, atol=1e-5)
-    searched = [row for row in rows if row["actor"] == "bsm" and row["q"] is not None]
-    assert searched and any(not np.allclose(row["policy"], row["tempered"]) for row in searched)
+            dense[row["candidates"]] = row["policy"]
+            assert np.allclose(corpus.policy[target], dense)
     ids = corpus.sequences("train", [SELFPLAY_SOURCE])
     batch = corpus.batch(ids)
     assert np.allclose(batch["target"][batch["trained"]].sum(axis=1), 1.0, atol=1e-5)

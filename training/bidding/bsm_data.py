@@ -13,9 +13,8 @@ turns, so one sequence carries all of the player's decision points (the model is
 
 A self-play corpus (`selfplay_corpus`: policy iteration's generated auctions, mixed with a share
 of an imitation corpus) also carries a soft call target per decision point: the improved policy
-on the network's own prior, pi(a) exp(Q(a) / T) (`selfplay_targets`), the one-hot of the call for
-imitation auctions, none for a rule-bidder partner's calls (their seats still train the belief
-heads on the true hands)."""
+pi' the search recorded, the one-hot of the call for imitation auctions, none for a rule-bidder
+partner's calls (their seats still train the belief heads on the true hands)."""
 
 from __future__ import annotations
 
@@ -308,31 +307,12 @@ def load_corpus(records: Path, cache_root: Path) -> Corpus:
 
 # ------------------------------------------------------------------ self-play corpora
 
-# The target rule, in the cache key: a corpus cached under another rule is rebuilt.
-SELFPLAY_TARGETS = "untempered prior x exp(Q / T)"
-
-
-def selfplay_targets(prior: np.ndarray, tempered: np.ndarray, policy: np.ndarray, row: np.ndarray) -> np.ndarray:
-    """Training targets over the candidates (flat arrays, `row` says whose): pi(a) exp(Q(a) / T)
-    with pi the network's own prior, renormalised per row.
-
-    The recorded pi' = tempered(a) exp(Q(a) / T) / Z is what the call was drawn from: the
-    tempered prior explores. As a target it would flatten each generation (where the search is
-    skipped or finds no difference, pi' is the tempered prior itself, whose fixed point under
-    repeated tempering is the uniform). pi' / tempered is exp(Q / T) up to a constant, so
-    prior * pi' / tempered is DeepMind's update on the untempered prior; no search, the prior."""
-    weight = prior.astype(np.float64) * policy / tempered
-    total = np.bincount(row, weight)
-    return (weight / total[row]).astype(np.float32)
-
-
 def _generated_auctions(decisions: Path) -> dict[str, np.ndarray]:
-    """SELFPLAY_DECISIONS rows (one per call) -> per-auction arrays, the dense training target of
-    every network call (`selfplay_targets`) and each call's target row."""
+    """SELFPLAY_DECISIONS rows (one per call) -> per-auction arrays, the dense pi' of every
+    network call and each call's target row."""
     files = record_files(decisions)
     frame = pl.concat([pl.read_parquet(path, columns=["generation", "board", "deal_id", "owner", "dealer", "vulnerability",
-                                                      "position", "actor", "candidates", "prior", "tempered", "policy",
-                                                      "call"])
+                                                      "position", "actor", "candidates", "policy", "call"])
                        for path in files]).sort(["generation", "board", "position"])
     firsts = frame.filter(pl.col("position") == 0)
     length = frame.group_by(["generation", "board"], maintain_order=True).len()["len"].to_numpy().astype(np.int64)
@@ -340,9 +320,7 @@ def _generated_auctions(decisions: Path) -> dict[str, np.ndarray]:
     chosen = frame.filter(pl.col("actor") == "bsm")
     policy = np.zeros((len(chosen), NUM_CALLS), np.float32)
     rows = np.repeat(np.arange(len(policy)), chosen["candidates"].list.len().to_numpy())
-    flat = {name: chosen[name].explode().to_numpy() for name in ("prior", "tempered", "policy")}
-    policy[rows, chosen["candidates"].explode().to_numpy().astype(np.int64)] = selfplay_targets(
-        flat["prior"], flat["tempered"], flat["policy"], rows)
+    policy[rows, chosen["candidates"].explode().to_numpy().astype(np.int64)] = chosen["policy"].explode().to_numpy()
     target_row = np.full(len(frame), UNTRAINED, np.int32)
     target_row[network] = np.arange(len(policy))
     return {
@@ -363,8 +341,8 @@ def selfplay_corpus(decisions: Path, imitation: Corpus, fraction: float, seed: i
     files = record_files(decisions)
     if not files:
         raise InputError(f"self-play decisions {decisions}: no Parquet file in it")
-    digest = hashlib.blake2b(f"{cache_key(files, decisions)}\0{imitation.folder.name}\0{fraction}\0{seed}"
-                             f"\0{SELFPLAY_TARGETS}".encode(), digest_size=8)
+    digest = hashlib.blake2b(f"{cache_key(files, decisions)}\0{imitation.folder.name}\0{fraction}\0{seed}".encode(),
+                             digest_size=8)
     folder = cache_root / f"selfplay-{digest.hexdigest()}"
     if (folder / "meta.json").exists():
         return Corpus.open(folder)
