@@ -238,8 +238,9 @@ DD_MISMATCHES = pa.schema(
 
 # Self-play decisions (the selfplay stage, policy iteration): one row per call of every generated
 # auction, in auction order. At a network's decision `policy` is the improved policy pi' over
-# `candidates` (the training target) and `call` was drawn from it; a rule-bidder partner's call
-# has actor "rule", one candidate (its call) and policy [1].
+# `candidates` on the tempered prior, `call` was drawn from it, and `target` is the training
+# target (the same update on the network's own prior, training/selfplay/actor.py); a rule-bidder
+# partner's call has actor "rule", one candidate (its call) and policy and target [1].
 SELFPLAY_DECISIONS = pa.schema(
     [
         pa.field("generation", pa.int32(), nullable=False),
@@ -261,6 +262,7 @@ SELFPLAY_DECISIONS = pa.schema(
         pa.field("se", pa.list_(pa.float32())),  # their standard errors
         pa.field("samples", pa.int16(), nullable=False),  # deals rolled out (0 when not searched)
         pa.field("policy", pa.list_(pa.float32()), nullable=False),  # pi' per candidate, sums to 1
+        pa.field("target", pa.list_(pa.float32()), nullable=False),  # the training target per candidate, sums to 1
         pa.field("call", pa.int8(), nullable=False),  # the call played
         pa.field("prior_best", pa.int8(), nullable=False),  # argmax of the prior
         pa.field("policy_best", pa.int8(), nullable=False),  # argmax of pi'

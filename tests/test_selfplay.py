@@ -99,6 +99,9 @@ def test_a_searched_decision_records_pi_prime_of_the_tempered_prior_and_q():
     assert row["candidates"] == [PASS, ONE_NT, TWO_NT]
     assert np.allclose(row["tempered"], tempered) and np.allclose(row["prior"], [0.9, 0.06, 0.04])
     assert np.allclose(row["policy"], expected / expected.sum())
+    sharp = np.array([0.9, 0.06, 0.04]) * np.exp(np.array([-3.0, 4.0, 0.0]) * 2.0 / 2.0)  # T / tempering
+    assert np.allclose(row["target"], sharp / sharp.sum())
+    assert np.argmax(row["target"]) == np.argmax(row["policy"])  # no floor: pi' and the target rank alike
     assert row["q"] == [-3.0, 4.0, 0.0] and row["se"] == [0.5] * 3 and row["samples"] == 8
     assert (row["prior_best"], row["policy_best"]) == (PASS, ONE_NT)  # the search changed the best call
     assert row["call"] in row["candidates"]
@@ -111,6 +114,7 @@ def test_a_near_certain_tempered_prior_skips_the_search():
     row = sure.decide(list(range(13)), [], 0, 0, np.random.default_rng(0))
     assert (row["searched"], row["skipped"], search.searched, row["q"]) == (False, NEAR_CERTAIN, 0, None)
     assert np.allclose(row["policy"], [0.999, 0.001]) and row["policy_best"] == PASS
+    assert np.allclose(row["target"], [0.999, 0.001])
     # tempered harder, the same prior is no longer near-certain: searched
     unsure = Actor(network, search, SelfPlayConfig(tempering=4.0, floor=0.0, skip_above=0.95))
     assert unsure.decide(list(range(13)), [], 0, 0, np.random.default_rng(0))["searched"] and search.searched == 1

@@ -50,7 +50,7 @@ def setup(tmp_path_factory):
     return root, config, rows
 
 
-def test_the_corpus_holds_pi_prime_soft_the_imitation_hard_and_rule_calls_untrained(setup, tmp_path):
+def test_the_corpus_holds_the_recorded_targets_soft_the_imitation_hard_and_rule_calls_untrained(setup, tmp_path):
     root, _, rows = setup
     imitation = load_corpus(root / "records", tmp_path)
     corpus = selfplay_corpus(root / "decisions", imitation, 0.5, 0, tmp_path)
@@ -64,7 +64,7 @@ def test_the_corpus_holds_pi_prime_soft_the_imitation_hard_and_rule_calls_untrai
     for row, target in zip(rows, target_row[:generated_calls]):
         if row["actor"] == "bsm":
             dense = np.zeros(38, np.float32)
-            dense[row["candidates"]] = row["policy"]
+            dense[row["candidates"]] = row["target"]
             assert np.allclose(corpus.policy[target], dense)
     ids = corpus.sequences("train", [SELFPLAY_SOURCE])
     batch = corpus.batch(ids)
@@ -124,6 +124,11 @@ def test_the_verb_trains_on_self_play_and_refuses_bad_input(setup, tmp_path, cap
     (tmp_path / "empty").mkdir()
     assert main(common + ["--selfplay", str(tmp_path / "empty")]) == 2
     assert capsys.readouterr().err.startswith(f"bridgeflow bsm: error: self-play decisions {tmp_path / 'empty'}: no Parquet")
+    (tmp_path / "old").mkdir()  # decisions from before the target column
+    old = pq.read_table(root / "decisions" / "part-00000.parquet").drop_columns(["target"])
+    pq.write_table(old, tmp_path / "old" / "part-00000.parquet")
+    assert main(common + ["--selfplay", str(tmp_path / "old")]) == 2
+    assert "part-00000.parquet: no `target` column" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(common + ["--selfplay", str(root / "decisions"), "--imitation-fraction", "1"])
     assert "--imitation-fraction must be in [0, 1)" in capsys.readouterr().err

@@ -12,8 +12,8 @@ auction * 4 + seat). A recurrent model reads the auction once and answers at eac
 turns, so one sequence carries all of the player's decision points (the model is causal).
 
 A self-play corpus (`selfplay_corpus`: policy iteration's generated auctions, mixed with a share
-of an imitation corpus) also carries a soft call target per decision point: the improved policy
-pi' the search recorded, the one-hot of the call for imitation auctions, none for a rule-bidder
+of an imitation corpus) also carries a soft call target per decision point: the `target` the
+self-play actor recorded (the search's improved policy on the network's own prior), the one-hot of the call for imitation auctions, none for a rule-bidder
 partner's calls (their seats still train the belief heads on the true hands)."""
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from typing import Sequence
 
 import numpy as np
 import polars as pl
+import pyarrow.parquet as pq
 
 from bridgeflow.dataset.auction import auction_scan, auction_status, legal_masks
 from bridgeflow.dataset.encodings import CARD_HCP, DOUBLE, NUM_CALLS, PASS, REDOUBLE, split_of
@@ -308,11 +309,14 @@ def load_corpus(records: Path, cache_root: Path) -> Corpus:
 # ------------------------------------------------------------------ self-play corpora
 
 def _generated_auctions(decisions: Path) -> dict[str, np.ndarray]:
-    """SELFPLAY_DECISIONS rows (one per call) -> per-auction arrays, the dense pi' of every
+    """SELFPLAY_DECISIONS rows (one per call) -> per-auction arrays, the dense target of every
     network call and each call's target row."""
     files = record_files(decisions)
+    for path in files:
+        if "target" not in pq.read_schema(path).names:
+            raise InputError(f"self-play decisions {path}: no `target` column (written by an older selfplay; rerun it)")
     frame = pl.concat([pl.read_parquet(path, columns=["generation", "board", "deal_id", "owner", "dealer", "vulnerability",
-                                                      "position", "actor", "candidates", "policy", "call"])
+                                                      "position", "actor", "candidates", "target", "call"])
                        for path in files]).sort(["generation", "board", "position"])
     firsts = frame.filter(pl.col("position") == 0)
     length = frame.group_by(["generation", "board"], maintain_order=True).len()["len"].to_numpy().astype(np.int64)
@@ -320,7 +324,7 @@ def _generated_auctions(decisions: Path) -> dict[str, np.ndarray]:
     chosen = frame.filter(pl.col("actor") == "bsm")
     policy = np.zeros((len(chosen), NUM_CALLS), np.float32)
     rows = np.repeat(np.arange(len(policy)), chosen["candidates"].list.len().to_numpy())
-    policy[rows, chosen["candidates"].explode().to_numpy().astype(np.int64)] = chosen["policy"].explode().to_numpy()
+    policy[rows, chosen["candidates"].explode().to_numpy().astype(np.int64)] = chosen["target"].explode().to_numpy()
     target_row = np.full(len(frame), UNTRAINED, np.int32)
     target_row[network] = np.arange(len(policy))
     return {

@@ -7,7 +7,13 @@ At each network decision: the prior pi is tempered (`tempered_prior`: the shippe
 sure of itself, call NLL 0.03, that pi' would stay pi); where the tempered prior's top call still
 has `skip_above` or more, the search is skipped and pi' is the tempered prior over the candidates;
 else pi'(a) ~ pi(a) exp(Q(a) / T) with Q the search's mean IMPs and T = search.prior_temperature.
-The call played is drawn from pi'. A board is a pure function of (seed, generation, board): its
+The call played is drawn from pi'.
+
+The training target is the same update on the network's own prior with T / tempering:
+log pi^(1/t) + Q / T = (log pi + t Q / T) / t, so it ranks the candidates as pi' does (exactly,
+with no floor) but keeps the network's sharpness where the search is skipped or indifferent. pi'
+itself would flatten the network every generation: unsearched, it is the tempered prior, and
+repeated tempering tends to the uniform. A board is a pure function of (seed, generation, board): its
 deal, its draws and the search's are all seeded from them."""
 
 from __future__ import annotations
@@ -137,15 +143,17 @@ class Actor:
                 samples = result.samples
         pi = tempered[candidates] / tempered[candidates].sum()
         policy = pi if q is None else improved_policy(pi, q, self.search.config.prior_temperature)
+        own = prior[candidates] / prior[candidates].sum()
+        target = own if q is None else improved_policy(own, q, self.search.config.prior_temperature / cfg.tempering)
         call = int(candidates[categorical(policy[None], rng)[0]])
         return {"actor": "bsm", "searched": q is not None, "skipped": skipped,
                 "candidates": candidates.tolist(), "prior": prior[candidates].tolist(), "tempered": pi.tolist(),
                 "q": None if q is None else q.tolist(), "se": se, "samples": samples, "policy": policy.tolist(),
-                "call": call, "prior_best": int(np.argmax(prior)), "policy_best": int(candidates[np.argmax(policy)])}
+                "target": target.tolist(), "call": call, "prior_best": int(np.argmax(prior)), "policy_best": int(candidates[np.argmax(policy)])}
 
 
 def rule_decision(call: int) -> dict:
     """A rule-bidder partner's call as a decision row: its only candidate, played for sure."""
     return {"actor": "rule", "searched": False, "skipped": "rule", "candidates": [call], "prior": [1.0],
-            "tempered": [1.0], "q": None, "se": None, "samples": 0, "policy": [1.0], "call": call,
+            "tempered": [1.0], "q": None, "se": None, "samples": 0, "policy": [1.0], "target": [1.0], "call": call,
             "prior_best": call, "policy_best": call}
