@@ -320,7 +320,7 @@ def model_card(cfg: TrainConfig, corpus: Corpus, result: dict, report: dict, rec
         f"- decision points (every call of every auction, seen by its caller): {meta['decision_points']}",
         "- split: deal-disjoint, `deal_id % 100` < 80 train, < 90 valid, else test (the same deal in two rooms stays in one split)",
         f"- auctions by split: {meta['auctions_by_split']}",
-        *([f"- policy iteration: {meta['generated_auctions']} self-play auctions (soft targets pi'), "
+        *([f"- policy iteration: {meta['generated_auctions']} self-play auctions (soft targets: the search's improved policy), "
            f"{meta['imitation_train_auctions']} imitation training auctions (imitation_fraction {meta['imitation_fraction']})"]
           if "generated_auctions" in meta else []),
         "",
