@@ -14,7 +14,8 @@ turns, so one sequence carries all of the player's decision points (the model is
 A self-play corpus (`selfplay_corpus`: policy iteration's generated auctions, mixed with a share
 of an imitation corpus) also carries a soft call target per decision point: the `target` the
 self-play actor recorded (the search's improved policy on the network's own prior), the one-hot
-of the call for imitation auctions, none for a rule-bidder partner's calls (their seats still train the belief heads on the true hands)."""
+of the call for imitation auctions, none for a rule-bidder partner's calls (their seats still
+train the belief heads on the true hands)."""
 
 from __future__ import annotations
 
