@@ -208,10 +208,10 @@ def generate(args, beam_args, out: Path, config: SelfPlayConfig, search: SearchC
              partner: Path | None, models: list[Path], started: float) -> dict:
     """The job, under run()'s lock on `out`."""
     key = work_key(config, search, args.generation, models)
-    finished = out / "summary.json"
-    if finished.exists() and (out / "decisions").exists() and json.loads(finished.read_text()).get("key") == key:
+    finished = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else {}
+    if finished.get("key") == key and (out / "decisions").exists():
         LOG.info("selfplay: %s already holds this generation's decisions (same params and models)", out)
-        return json.loads(finished.read_text())
+        return finished
     tasks = board_tasks(config, args.generation)
     work = out / "_work" / key
     for stale in (path for path in (out / "_work").glob("*") if path != work):
