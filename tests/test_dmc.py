@@ -286,3 +286,10 @@ def test_a_bad_dmc_param_is_a_one_line_cli_error(tmp_path, capsys):
 
     assert main(["dmc", "train", "--out", str(tmp_path), "--set", "actors=0"]) == 2
     assert capsys.readouterr().err.startswith("bridgeflow dmc: error: dmc params")
+
+
+def test_a_learning_rate_written_3e_4_is_a_float():
+    """YAML 1.1 reads 3e-4 (no dot) as a string; a float param takes it as the number it means."""
+    assert load_section(DMCConfig, None, "dmc", ["lr=3e-4"]).lr == pytest.approx(3e-4)
+    with pytest.raises(ValueError, match="dmc.lr = 'fast': expected float"):
+        load_section(DMCConfig, None, "dmc", ["lr=fast"])

@@ -28,14 +28,25 @@ def read_section(params: str | Path | None, section: str, overrides: Sequence[st
     return values
 
 
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def load_section(cls, params: str | Path | None, section: str, overrides: Sequence[str], any_type: tuple[str, ...] = ()):
-    """A config dataclass `cls` from its defaults, the params file and the overrides. Ints are
-    accepted for float fields; fields named in `any_type` skip the type check."""
+    """A config dataclass `cls` from its defaults, the params file and the overrides. Ints, and
+    strings such as 3e-4 (YAML 1.1 reads a float without a dot as a string), are accepted for
+    float fields; fields named in `any_type` skip the type check."""
     defaults = {f.name: f.default_factory() if f.default is MISSING else f.default for f in fields(cls)}
     values = read_section(params, section, overrides, defaults)
     for key, value in values.items():
         default = defaults[key]
         if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+            values[key] = float(value)
+        elif isinstance(default, float) and isinstance(value, str) and _is_float(value):
             values[key] = float(value)
         elif key not in any_type and type(value) is not type(default):
             raise ValueError(f"{section}.{key} = {value!r}: expected {type(default).__name__}")
