@@ -127,3 +127,14 @@ def test_bad_arguments_are_one_line_errors(setup, tmp_path, capsys, options, nam
     code = main(argv)
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("bridgeflow generation: error: ") and named in err and "Traceback" not in err
+
+
+def test_training_hours_are_kept_and_become_the_plots_x(setup, tmp_path):
+    """`--hours` (a DMC snapshot's training time) goes into the row; generation 0 is at 0 hours."""
+    measure(setup, 1, "--hours", "0.5", out=tmp_path / "eval1")
+    rows = json.loads((tmp_path / "eval1" / "history.json").read_text())
+    assert [(row["generation"], row["hours"]) for row in rows] == [(0, 0.0), (1, 0.5)]
+    assert generation.training_hours(rows) == [0.0, 0.5]
+    assert generation.training_hours([{**rows[0], "hours": None}, {**rows[1], "hours": None}]) is None
+    with open(tmp_path / "eval1" / "history.csv") as handle:
+        assert [row["hours"] for row in csv.DictReader(handle)] == ["0.0", "0.5"]

@@ -15,7 +15,9 @@ exact DD tables (evaluate.team_match: IMP(S(abab) - S(baba)) for A). By default:
 outside yardstick like rule: new:ben, and base:ben wherever base:rule is played, join them. With
 `--facit` problem files (the development half of BEN's Challenges), every agent bids them
 (challenge.play) and each gets its percent of the top awards and the paired bootstrap interval of
-its difference to `base`.
+its difference to `base`. With `--hours` (the training time behind the new network, e.g. a DMC
+snapshot's), the row keeps it and the plot's x is training time wherever every row has one
+(generation 0, the starting network, is at 0 hours).
 
 Writes to --out:
   results.json  the matches (mean IMPs/board, SE, 95% interval, boards), the Facit totals and
@@ -23,7 +25,7 @@ Writes to --out:
   history.json  --history's rows (the earlier generations) and this generation's row
   history.csv   the same rows, flat (DVC plots)
   history.png   IMPs/board against base and against the rule-based bidder with 95% intervals,
-                and the Facit percent, by generation
+                and the Facit percent, by generation (or by training hours, above)
 Resumable as `evaluate` is: finished boards are committed under --out/_progress/KEY."""
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ from .evaluate import AgentFactory, Boards, Progress, load_boards, summary, team
 BASE, BEN, NEW, PREVIOUS, RULE = "base", "ben", "new", "previous", "rule"
 CSV_COLUMNS = ["generation", "vs_base", "vs_base_low", "vs_base_high", "vs_rule", "vs_rule_low", "vs_rule_high",
                "vs_previous", "vs_previous_low", "vs_previous_high", "vs_ben", "vs_ben_low", "vs_ben_high",
-               "facit_percent", "facit_vs_base", "facit_vs_base_low", "facit_vs_base_high"]
+               "facit_percent", "facit_vs_base", "facit_vs_base_low", "facit_vs_base_high", "hours"]
 
 
 def default_matches(agents: dict[str, str], first: bool) -> list[str]:
@@ -107,8 +109,10 @@ def facit_scores(agents: dict[str, str], files: list[str], factory: AgentFactory
                         for label in labels if label != BASE and BASE in agents}}
 
 
-def history_row(generation: int, label: str, matches: dict[str, dict], scores: dict | None) -> dict:
-    """A generation's row: `label`'s IMPs/board against base, rule, previous and ben, and its Facit."""
+def history_row(generation: int, label: str, matches: dict[str, dict], scores: dict | None,
+                hours: float | None = None) -> dict:
+    """A generation's row: `label`'s IMPs/board against base, rule, previous and ben, its Facit, and
+    the training hours behind it (None: not given)."""
     row = {"generation": generation}
     for column, match in (("vs_base", f"{label}:{BASE}"), ("vs_rule", f"{label}:{RULE}"),
                           ("vs_previous", f"{label}:{PREVIOUS}"), ("vs_ben", f"{label}:{BEN}")):
@@ -124,41 +128,54 @@ def history_row(generation: int, label: str, matches: dict[str, dict], scores: d
         paired = {"difference": 0.0, "low": 0.0, "high": 0.0}
     row["facit_vs_base"] = paired and paired["difference"]
     row["facit_vs_base_low"], row["facit_vs_base_high"] = (paired["low"], paired["high"]) if paired else (None, None)
+    row["hours"] = hours
     return row
 
 
+def training_hours(rows: list[dict]) -> list[float] | None:
+    """Each row's training hours, generation 0 at 0; None unless every other row has them."""
+    hours = [0.0 if row["generation"] == 0 else row.get("hours") for row in rows]
+    return hours if all(value is not None for value in hours) and any(hours) else None
+
+
 def plot(rows: list[dict], path: Path) -> None:
-    """IMPs/board (vs base, vs rule; 95% intervals) and the Facit percent, by generation."""
+    """IMPs/board (vs base, vs rule; 95% intervals) and the Facit percent, by generation or by
+    training hours where every row has them."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    hours = training_hours(rows)
+    generations = [row["generation"] for row in rows]
+    x_of = dict(zip(generations, hours or generations))
+    x_label = "generation" if hours is None else "training hours"
     figure, (imps_axis, facit_axis) = plt.subplots(1, 2, figsize=(10, 4))
     for column, label in (("vs_base", "vs generation 0"), ("vs_rule", "vs rule-based bidder"),
                           ("vs_ben", "vs the agent labelled ben")):
         points = [row for row in rows if row.get(column) is not None]
         if not points:
             continue
-        x = [row["generation"] for row in points]
+        x = [x_of[row["generation"]] for row in points]
         y = [row[column] for row in points]
         spread = [[row[column] - (row[f"{column}_low"] if row[f"{column}_low"] is not None else row[column]) for row in points],
                   [(row[f"{column}_high"] if row[f"{column}_high"] is not None else row[column]) - row[column] for row in points]]
         imps_axis.errorbar(x, y, yerr=spread, marker="o", capsize=3, label=label)
     imps_axis.axhline(0, color="grey", linewidth=0.5)
-    imps_axis.set(xlabel="generation", ylabel="IMPs/board (95% interval)", title="raw network, team matches")
+    imps_axis.set(xlabel=x_label, ylabel="IMPs/board (95% interval)", title="raw network, team matches")
     imps_axis.legend()
     points = [row for row in rows if row["facit_percent"] is not None]
     spread = [[row["facit_vs_base"] - row["facit_vs_base_low"] for row in points],
               [row["facit_vs_base_high"] - row["facit_vs_base"] for row in points]]
-    facit_axis.errorbar([row["generation"] for row in points], [row["facit_percent"] for row in points],
+    facit_axis.errorbar([x_of[row["generation"]] for row in points], [row["facit_percent"] for row in points],
                         yerr=spread if points else None, marker="o", capsize=3)
-    facit_axis.set(xlabel="generation", ylabel="percent of top awards (paired 95% vs gen 0)",
+    facit_axis.set(xlabel=x_label, ylabel="percent of top awards (paired 95% vs gen 0)",
                    title="Facit, development problems")
     if not points:
         facit_axis.text(0.5, 0.5, "not measured", ha="center", transform=facit_axis.transAxes)
     for axis in (imps_axis, facit_axis):
-        axis.xaxis.get_major_locator().set_params(integer=True)
+        if hours is None:
+            axis.xaxis.get_major_locator().set_params(integer=True)
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)
@@ -203,6 +220,7 @@ def run(argv: list[str] | None = None) -> dict:
     parser.add_argument("--params", default="params.yaml", help="YAML with a `search:` section (search agents)")
     parser.add_argument("--set", action="append", default=[], metavar="search.KEY=VALUE", help="override a search param")
     parser.add_argument("--seed", type=int, default=0, help="agents' per-table seeds and the bootstrap's")
+    parser.add_argument("--hours", type=float, help="training hours behind the new network (the plot's x)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)  # one decision at a time (see evaluate.run)
     started = time.perf_counter()
@@ -232,8 +250,9 @@ def run(argv: list[str] | None = None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     rows = [row for row in history if row["generation"] < args.generation]
     if not history and args.generation > 0 and BASE in agents:
-        rows.append(history_row(0, BASE, results, scores))
-    rows.append(history_row(args.generation, BASE if agents[NEW] == agents.get(BASE) else NEW, results, scores))
+        rows.append(history_row(0, BASE, results, scores, 0.0 if args.hours is not None else None))
+    rows.append(history_row(args.generation, BASE if agents[NEW] == agents.get(BASE) else NEW, results, scores,
+                            args.hours))
     metrics = {
         "schema_version": SCHEMA_VERSION, "generation": args.generation, "agents": agents, "matches": results,
         "facit": scores, "boards": {"count": len(boards.deal_ids), "hash": boards.hash, "source": args.boards,
