@@ -35,7 +35,8 @@ from bridgeflow.training.dmc.q_model import (
 )
 from bridgeflow.training.dmc.reward import BridgeReward, DealTables, Played
 from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
-from bridgeflow.training.dmc.train import DMCConfig, run, train
+from bridgeflow.training.dmc.buffer import SharedBuffer
+from bridgeflow.training.dmc.train import DMCConfig, Learner, run, train
 from bridgeflow.training.params import load_section
 from bridgeflow.training.scaffolding.dmc_toy import WINNING_CALL, FirstCallWins
 
@@ -132,6 +133,25 @@ def test_a_frozen_trunk_stays_the_bsms_while_the_head_learns(bsm_file, tmp_path)
     assert all(torch.equal(trained[f"trunk.{key}"], value) for key, value in saved.items())  # trunk and prior
     torch.manual_seed(config.seed)  # the head the learner started from
     assert not torch.equal(trained["value.3.weight"], from_bsm(bsm_file, 32, prior=0.5, candidates=3).value[3].weight)
+
+
+def test_the_learner_fits_the_head_alone_and_the_prior_only_steers_play(bsm_file, tmp_path):
+    """With a head that outputs 0, the loss is the returns' mean square whatever the prior's weight:
+    the BSM's log-policy is a bonus at play, not something the head must learn to cancel."""
+    learner = Learner(toy_config(bsm_file, prior=5.0, candidates=3, batch_size=16), tmp_path)
+    torch.nn.init.zeros_(learner.network.value[-1].weight)
+    torch.nn.init.zeros_(learner.network.value[-1].bias)
+    buffer = SharedBuffer(64, 8)
+    rows = {"hand": np.zeros((64, 52), bool), "calls": np.full((64, 8), -1, np.int16), "dealer": np.zeros(64, np.int8),
+            "vul": np.zeros(64, np.int8), "call": np.full(64, PASS, np.int64), "ret": np.full(64, 3.0, np.float32)}
+    rows["hand"][:, :13] = True
+    buffer.add(rows)
+    assert learner.step(buffer) == pytest.approx(9.0)
+    batch = decision_batch(rows["hand"][:1], rows["calls"][:1, :0], rows["dealer"][:1], rows["vul"][:1], False)
+    with torch.no_grad():
+        head, played = learner.network(batch, with_prior=False), learner.network(batch)
+    playable = torch.isfinite(played)
+    assert playable.sum() == 3 and not torch.equal(head[playable], played[playable])
 
 
 class FixedTables:

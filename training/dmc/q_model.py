@@ -14,10 +14,13 @@ product of a state embedding and a call embedding, is cheaper per call but can o
 linearly in a shared space; with 38 calls the MLP's extra cost is small next to the trunk's. The
 trunk starts from the imitation BSM's (`from_bsm`), the value head from scratch.
 
-With `prior` > 0, Q(s, a) = head(s, a) + prior * log pi_BSM(a | s): the imitation BSM's call head is
-kept, so a fresh head (outputs near zero) plays the BSM's calls from the first batch, and the head
-learns where a call is worth more than the BSM's confidence in it. With prior 0 (DouZero's plain
-Q) the fresh head starts from a near-arbitrary policy. With `candidates` k > 0, only the BSM's k
+With `prior` w > 0, the imitation BSM's call head is kept and calls are chosen by
+head(s, a) + w * log pi_BSM(a | s), while the learner fits the head alone to the returns: a fresh
+head (outputs near zero) plays the BSM's calls from the first batch, and a call the BSM ranks lower
+is played only once the head rates it more than w IMPs per nat of log-probability above. (Fitting
+the sum instead, the variant tried first, makes the head cancel the prior's offsets, and its errors
+in doing so overturned 13% of the BSM's calls within 2,000 updates: docs/dmc.md.) With prior 0
+(DouZero's plain Q) the fresh head starts from a near-arbitrary policy. With `candidates` k > 0, only the BSM's k
 likeliest legal calls get a finite Q (as the search's candidates): play and exploration stay
 within them (docs/dmc.md: why)."""
 
@@ -99,10 +102,12 @@ class QNetwork(nn.Module):
         self.value = nn.Sequential(nn.ReLU(), nn.Linear(config.hidden, config.hidden), nn.ReLU(),
                                    nn.Linear(config.hidden, 1))
 
-    def forward(self, batch: dict[str, torch.Tensor], restrict: bool = True) -> torch.Tensor:
-        """float[N, 38]: Q of every call at each decision point, -inf where illegal (and, with
-        `candidates` and `restrict`, outside the BSM's likeliest calls; the learner fits a call
-        played before a learning trunk moved them, so it does not restrict)."""
+    def forward(self, batch: dict[str, torch.Tensor], restrict: bool = True, with_prior: bool = True) -> torch.Tensor:
+        """float[N, 38]: the score of every call at each decision point, -inf where illegal (and,
+        with `candidates` and `restrict`, outside the BSM's likeliest calls; the learner fits a
+        call played before a learning trunk moved them, so it does not restrict). With `with_prior`
+        (play) the head's value plus prior x the BSM's log-policy; without (what the learner fits
+        to the returns) the head's value alone."""
         h = self.trunk.trunk(batch)
         state = self.state_in(h)  # [N, H]
         calls = self.call_in(call_features(batch["legal"]))  # [N, 38, H]
@@ -110,7 +115,8 @@ class QNetwork(nn.Module):
         allowed = batch["legal"]
         if self.config.uses_bsm_policy:
             log_policy = self.trunk.heads(h, batch)["call"].log_softmax(dim=1)
-            q = q + self.config.prior * log_policy.masked_fill(~allowed, 0.0)
+            if with_prior:
+                q = q + self.config.prior * log_policy.masked_fill(~allowed, 0.0)
             if self.config.candidates and restrict:
                 likeliest = log_policy.topk(min(self.config.candidates, NUM_CALLS), dim=1).indices
                 allowed = allowed & torch.zeros_like(allowed).scatter_(1, likeliest, True)

@@ -72,7 +72,7 @@ class DMCConfig:
     snapshot_every: int = 0  # keep the Q network every this many updates in snapshots/ (0 = none): the curve's points
     log_seconds: float = 10.0
     head_hidden: int = 256  # Q head width
-    prior: float = 0.0  # weight of the imitation BSM's log-policy in Q (0 = DouZero's plain Q; docs/dmc.md)
+    prior: float = 0.0  # the BSM's log-policy's weight, added to Q at play (0: DouZero's plain Q)
     candidates: int = 0  # play and explore only the BSM's this many likeliest calls (0 = every legal call)
     freeze_trunk: bool = False  # fit the value head only; the BSM's trunk (and prior) stay as initialised
     seed: int = 0
@@ -149,13 +149,15 @@ class Learner:
         return torch.optim.Adam([p for p in self.network.parameters() if p.requires_grad], lr=self.config.lr)
 
     def step(self, buffer: SharedBuffer) -> float:
-        """One update on a random batch of the buffer: MSE of Q(state, call played) to the return."""
+        """One update on a random batch of the buffer: MSE of the head's Q(state, call played) to the
+        return (the prior is a fixed bonus at play, not part of the fit)."""
         rows = buffer.sample(self.config.batch_size, self.rng)
         batch = decision_batch(rows["hand"], rows["calls"], rows["dealer"], rows["vul"], self.features480)
         self.network.train()
         if self.config.freeze_trunk:
             self.network.trunk.eval()  # no dropout in a trunk that is not learning
-        q = self.network(batch, restrict=False).gather(1, torch.from_numpy(rows["call"])[:, None])[:, 0]
+        q = self.network(batch, restrict=False, with_prior=False)
+        q = q.gather(1, torch.from_numpy(rows["call"])[:, None])[:, 0]
         loss = torch.nn.functional.mse_loss(q, torch.from_numpy(rows["ret"]))
         self.optimizer.zero_grad()
         loss.backward()
@@ -274,8 +276,9 @@ def model_card(metrics: dict, config: QConfig) -> str:
         "computed as A h + B f so the trunk runs once per state and all 38 calls come out of one pass. Chosen",
         "over a dot product of state and call embeddings, which can only rank calls linearly in a shared space,",
         "while the MLP's extra cost per call is small next to the recurrent trunk's.",
-        (f"Prior: Q adds {config.prior} x the imitation BSM's log-probability of the call, so play starts from the"
-         " BSM's calls and the head learns where a call is worth more than the BSM's confidence in it."
+        (f"Prior: calls are chosen by Q + {config.prior} x the imitation BSM's log-probability of the call (Q, the"
+         " head, is fitted to the returns alone), so play starts from the BSM's calls and leaves them only where Q"
+         f" rates another call more than {config.prior} IMPs per nat of the BSM's confidence above."
          if config.prior else "Prior: none (DouZero's plain Q; the fresh head starts from a near-arbitrary policy)."),
         (f"Candidates: only the BSM's {config.candidates} likeliest legal calls are played or explored."
          if config.candidates else "Candidates: every legal call."),
