@@ -277,8 +277,8 @@ def model_card(metrics: dict, config: QConfig) -> str:
         "over a dot product of state and call embeddings, which can only rank calls linearly in a shared space,",
         "while the MLP's extra cost per call is small next to the recurrent trunk's.",
         (f"Prior: calls are chosen by Q + {config.prior} x the imitation BSM's log-probability of the call (Q, the"
-         " head, is fitted to the returns alone), so play starts from the BSM's calls and leaves them only where Q"
-         f" rates another call more than {config.prior} IMPs per nat of the BSM's confidence above."
+         " head, is fitted to the returns alone), so play starts from the BSM's calls and leaves one only where Q"
+         f" rates another call above it by more than {config.prior} IMPs per nat of log-probability between them."
          if config.prior else "Prior: none (DouZero's plain Q; the fresh head starts from a near-arbitrary policy)."),
         (f"Candidates: only the BSM's {config.candidates} likeliest legal calls are played or explored."
          if config.candidates else "Candidates: every legal call."),
