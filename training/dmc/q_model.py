@@ -19,10 +19,10 @@ head(s, a) + w * log pi_BSM(a | s), while the learner fits the head alone to the
 head (outputs near zero) plays the BSM's calls from the first batch, and a call the BSM ranks lower
 is played only once the head rates it more than w IMPs per nat of log-probability above. (Fitting
 the sum instead, the variant tried first, makes the head cancel the prior's offsets, and its errors
-in doing so overturned 13% of the BSM's calls within 2,000 updates: docs/dmc.md.) With prior 0
-(DouZero's plain Q) the fresh head starts from a near-arbitrary policy. With `candidates` k > 0, only the BSM's k
-likeliest legal calls get a finite Q (as the search's candidates): play and exploration stay
-within them (docs/dmc.md: why)."""
+in doing so cost -0.79 IMPs/board against the BSM after 3,000 updates: docs/dmc.md.) With prior 0
+(DouZero's plain Q) the fresh head starts from a near-arbitrary policy. With `candidates` k > 0,
+only the BSM's k likeliest legal calls get a finite Q (as the search's candidates): play and
+exploration stay within them (docs/dmc.md: why)."""
 
 from __future__ import annotations
 
