@@ -152,9 +152,11 @@ def test_summary_and_paired_differences():
     results = {"x:rule": [{"imps": v} for v in (3, 0, 2)], "y:rule": [{"imps": v} for v in (1, 1, 1)],
                "x:y": [{"imps": 5}] * 3}
     pairs = ev.paired(results)
-    assert list(pairs) == ["x:rule - y:rule"]
+    assert list(pairs) == ["x:rule - y:rule", "x:rule - x:y"]  # y:rule and x:y share no agent's role
     assert pairs["x:rule - y:rule"]["mean_imps"] == pytest.approx(2 / 3)
     assert pairs["x:rule - y:rule"]["se"] == pytest.approx(np.std([2, -1, 1], ddof=1) / np.sqrt(3))
+    assert pairs["x:rule - x:y"]["mean_imps"] == pytest.approx(-10 / 3)
+    assert list(ev.paired({"partner:x+rule": results["x:rule"], "partner:x+y": results["x:y"]})) == []
     assert ev.summary([4.0])["se"] is None
 
 

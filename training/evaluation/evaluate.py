@@ -17,9 +17,10 @@ training/dmc), or BEN: ben | ben-nosearch (ben.py; one BEN server per process, w
   sits with B as partner against two B's; the board scores the mean over the four seats of the
   IMPs A's side gains over the table of four B's (how good a partner for B A is). `partner:A` is
   `partner:A+rule`. B is what follows the last `+`.
-For every two team matches against the same opponent (and every two partner matches with the same
-B) the report also gives the paired difference on the same boards; `search:rule - bsm:rule` is
-the headline.
+For every two team matches against the same opponent or of the same agent (and every two partner
+matches with the same B) the report also gives the paired difference on the same boards;
+`search:rule - bsm:rule` is the headline, and `search:ben-nosearch - search:ben` is what BEN's
+search takes from ours.
 
 Reproducible: every agent is reseeded before every table from (evaluate.seed, match, deal_id,
 table), so the same seed gives the same per-board results, whatever the board order (search.seed
@@ -361,17 +362,18 @@ class AgentFactory:
 
 
 def paired(results: dict[str, list[dict]]) -> dict[str, dict]:
-    """Paired differences on the same boards: team matches against the same opponent, and
-    partner matches with the same partner."""
-    def opponent(match: str) -> str:
-        kind, _, second = match_agents(match)
-        return f"{kind}:{second}"
+    """Paired differences on the same boards: team matches against the same opponent (which of
+    two agents does better against it), team matches of the same agent (which of two opponents is
+    harder for it), and partner matches with the same partner."""
+    def comparable(first: str, second: str) -> bool:
+        (kind, a, b), (other_kind, c, d) = match_agents(first), match_agents(second)
+        return kind == other_kind and (b == d or (kind == "team" and a == c))
 
     out = {}
     names = list(results)
     for i, first in enumerate(names):
         for second in names[i + 1:]:
-            if opponent(first) == opponent(second):
+            if comparable(first, second):
                 a = np.array([r["imps"] for r in results[first]])
                 b = np.array([r["imps"] for r in results[second]])
                 out[f"{first} - {second}"] = summary(a - b)
