@@ -6,6 +6,10 @@ killed run."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -389,3 +393,31 @@ def test_every_table_is_written_as_pbn_that_ingest_reads_back(store, models, tmp
                        for row in pq.read_table(shard).to_pylist()), key=lambda row: row["source_position"])
     assert [row["auction"] for row in ingested] == [row["auctions"][table] for row, table in tables]
     assert [row["contract_level"] for row in ingested] == [record.contract_level for record in records]
+
+
+def test_a_worker_ends_when_its_parent_is_killed(tmp_path):
+    """A killed run's workers stop within seconds instead of playing on through their boards."""
+    worker = ("import os, sys, threading, time\n"
+              "from bridgeflow.training.evaluation.evaluate import exit_with_parent\n"
+              "threading.Thread(target=exit_with_parent, args=(os.getppid(), 0.1), daemon=True).start()\n"
+              "print('ready', flush=True)\n"
+              "time.sleep(60)\n")
+    parent = ("import subprocess, sys\n"
+              f"worker = subprocess.Popen([sys.executable, '-c', {worker!r}], text=True,\n"
+              "                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)\n"
+              "assert worker.stdout.readline() == 'ready\\n'\n"
+              "print(worker.pid)\n")  # and the parent ends here, as a killed run's main process would
+    pid = int(subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True, check=True,
+                             timeout=60).stdout)
+
+    def alive() -> bool:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except FileNotFoundError:
+            return False
+        return "\nState:\tZ" not in status  # a zombie has ended; its new parent may not reap it at once
+
+    deadline = time.monotonic() + 10
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive()

@@ -48,6 +48,7 @@ import logging
 import multiprocessing
 import os
 import shutil
+import threading
 import time
 from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
@@ -415,9 +416,19 @@ _worker: dict = {}
 
 
 def _start_worker(bsm, nndda, search_config: SearchConfig, matches: list[str], boards: Boards, seed: int) -> None:
+    threading.Thread(target=exit_with_parent, args=(os.getppid(),), daemon=True).start()
     torch.set_num_threads(1)
     factory = AgentFactory(bsm, nndda, search_config)
     _worker.update(line_ups={match: line_up(match, factory) for match in matches}, boards=boards, seed=seed)
+
+
+def exit_with_parent(parent: int, poll_seconds: float = 1.0) -> None:
+    """Ends this process once `parent` is gone. A killed run's workers would otherwise play on
+    through their chunk of boards (minutes against BEN's search), stealing the cores of the
+    run that resumes it."""
+    while os.getppid() == parent:
+        time.sleep(poll_seconds)
+    os._exit(1)
 
 
 def _play_in_worker(task: tuple[str, int]) -> dict:
