@@ -397,18 +397,26 @@ def test_every_table_is_written_as_pbn_that_ingest_reads_back(store, models, tmp
 
 def test_a_worker_ends_when_its_parent_is_killed(tmp_path):
     """A killed run's workers stop within seconds instead of playing on through their boards."""
-    worker = ("import os, sys, threading, time\n"
-              "from bridgeflow.training.evaluation.evaluate import exit_with_parent\n"
-              "threading.Thread(target=exit_with_parent, args=(os.getppid(), 0.1), daemon=True).start()\n"
-              "print('ready', flush=True)\n"
-              "time.sleep(60)\n")
-    parent = ("import subprocess, sys\n"
-              f"worker = subprocess.Popen([sys.executable, '-c', {worker!r}], text=True,\n"
-              "                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)\n"
-              "assert worker.stdout.readline() == 'ready\\n'\n"
-              "print(worker.pid)\n")  # and the parent ends here, as a killed run's main process would
-    pid = int(subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True, check=True,
-                             timeout=60).stdout)
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import multiprocessing, os, signal, sys, threading, time\n"
+        "from bridgeflow.training.evaluation.evaluate import exit_with_parent\n"
+        "def work(ready):\n"
+        "    threading.Thread(target=exit_with_parent, daemon=True).start()\n"
+        "    ready.set()\n"
+        "    time.sleep(60)  # a long board\n"
+        "if __name__ == '__main__':\n"
+        "    context = multiprocessing.get_context('spawn')\n"
+        "    ready = context.Event()\n"
+        "    worker = context.Process(target=work, args=(ready,))\n"
+        "    worker.start()\n"
+        "    assert ready.wait(60)\n"
+        "    open(sys.argv[1], 'w').write(str(worker.pid))\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)  # the run is killed\n")
+    pid_file = tmp_path / "worker.pid"
+    subprocess.run([sys.executable, str(script), str(pid_file)], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, timeout=60)
+    pid = int(pid_file.read_text())
 
     def alive() -> bool:
         try:

@@ -18,9 +18,9 @@ training/dmc), or BEN: ben | ben-nosearch (ben.py; one BEN server per process, w
   IMPs A's side gains over the table of four B's (how good a partner for B A is). `partner:A` is
   `partner:A+rule`. B is what follows the last `+`.
 For every two team matches against the same opponent or of the same agent (and every two partner
-matches with the same B) the report also gives the paired difference on the same boards;
-`search:rule - bsm:rule` is the headline, and `search:ben-nosearch - search:ben` is what BEN's
-search takes from ours.
+matches with the same B) the report also gives the paired difference on the same boards, named
+in the order of evaluate.matches; `search:rule - bsm:rule` is the headline, and
+`search:ben - search:ben-nosearch` is what BEN's search changes for ours.
 
 Reproducible: every agent is reseeded before every table from (evaluate.seed, match, deal_id,
 table), so the same seed gives the same per-board results, whatever the board order (search.seed
@@ -416,18 +416,17 @@ _worker: dict = {}
 
 
 def _start_worker(bsm, nndda, search_config: SearchConfig, matches: list[str], boards: Boards, seed: int) -> None:
-    threading.Thread(target=exit_with_parent, args=(os.getppid(),), daemon=True).start()
+    threading.Thread(target=exit_with_parent, daemon=True).start()
     torch.set_num_threads(1)
     factory = AgentFactory(bsm, nndda, search_config)
     _worker.update(line_ups={match: line_up(match, factory) for match in matches}, boards=boards, seed=seed)
 
 
-def exit_with_parent(parent: int, poll_seconds: float = 1.0) -> None:
-    """Ends this process once `parent` is gone. A killed run's workers would otherwise play on
-    through their chunk of boards (minutes against BEN's search), stealing the cores of the
-    run that resumes it."""
-    while os.getppid() == parent:
-        time.sleep(poll_seconds)
+def exit_with_parent() -> None:
+    """Ends this worker once the process that started it is gone. A killed run's workers would
+    otherwise play on through their chunk of boards (minutes against BEN's search), stealing the
+    cores of the run that resumes it."""
+    multiprocessing.parent_process().join()
     os._exit(1)
 
 
