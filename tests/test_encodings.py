@@ -1,4 +1,4 @@
-"""DESIGN.md encodings: cards, calls, seats, vulnerability, deal identity, splits."""
+"""The encodings of docs/conventions.md: cards, calls, seats, vulnerability, deal identity, splits."""
 
 from __future__ import annotations
 
@@ -77,3 +77,19 @@ def test_splits_are_by_deal_id_bucket():
     assert enc.split_of(1279) == "train"
     assert enc.split_of(85) == "valid"
     assert enc.split_of(199) == "test"
+
+
+def test_the_conventions_doc_states_the_numbering_the_code_uses():
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "conventions.md").read_text()
+    rows = {line.split("|")[1].strip(): line.split("|")[2].strip() for line in doc.splitlines()
+            if line.startswith("| ") and line.count("|") == 3}
+    assert rows["seats"] == ", ".join(f"{seat}={index}" for index, seat in enumerate(enc.SEATS))
+    assert rows["strains"] == ", ".join(f"{strain}={index}" for index, strain in enumerate(enc.STRAINS))
+    assert rows["vulnerability"] == "none=0, NS=1, EW=2, both=3"
+    assert [enc.parse_vulnerability(name) for name in ("none", "NS", "EW", "both")] == [0, 1, 2, 3]
+    assert f"1C = {enc.parse_call('1C')}, 7NT = {enc.parse_call('7NT')}" in rows["calls (38)"]
+    assert enc.card_index(enc.SUITS.index("S"), enc.RANKS.index("A")) == 51 and "rank 0 = `2`" in rows["cards"]
+    assert enc.split_of(79) == "train" and enc.split_of(80) == enc.split_of(89) == "valid" and enc.split_of(90) == "test"
+    assert "below 80 train, below 90 valid, else test" in doc
