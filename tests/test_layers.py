@@ -4,6 +4,7 @@ carries every package of the source tree."""
 from __future__ import annotations
 
 import ast
+import email
 import shutil
 import subprocess
 import sys
@@ -11,6 +12,8 @@ import zipfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+# The distribution's name on PyPI, where `bridgeflow` is somebody else's project (the import package is bridgeflow).
+DISTRIBUTION = "bridgeflow-bidding"
 # source folder -> package it installs as (pyproject.toml's package-dir)
 PACKAGE_DIRS = {"bridgeflow": "bridgeflow", "dataset": "bridgeflow.dataset",
                 "pipelines": "bridgeflow.pipelines", "training": "bridgeflow.training"}
@@ -107,8 +110,12 @@ def test_the_wheel_carries_every_module(tmp_path):
                             "--no-index", "--wheel-dir", str(tmp_path / "dist"), str(source)],
                            capture_output=True, text=True)
     assert built.returncode == 0, built.stderr
-    (wheel,) = (tmp_path / "dist").glob("bridgeflow-*.whl")
+    (wheel,) = (tmp_path / "dist").glob(f"{DISTRIBUTION.replace('-', '_')}-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
+    (info,) = {name.split("/")[0] for name in names if name.endswith(".dist-info/METADATA")}
+    wheel_metadata = email.message_from_string(zipfile.ZipFile(wheel).read(f"{info}/METADATA").decode())
+    assert wheel_metadata["Name"] == DISTRIBUTION and wheel_metadata["License-Expression"] == "Apache-2.0"
+    assert "bridgeflow = bridgeflow.cli:main" in zipfile.ZipFile(wheel).read(f"{info}/entry_points.txt").decode()
     expected = {module_name(path, source).replace(".", "/") + ("/__init__.py" if path.name == "__init__.py" else ".py")
                 for path in sorted(source.rglob("*.py")) if path.relative_to(source).parts[0] in PACKAGE_DIRS}
     assert sorted(expected - names) == []

@@ -39,8 +39,9 @@ def test_make_installs_with_the_lock():
 
 
 def test_this_environment_is_the_lock():
+    ours = canonicalize_name(tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["name"])
     installed = {canonicalize_name(dist.metadata["Name"]): Version(dist.version) for dist in metadata.distributions()
-                 if dist.metadata["Name"] and canonicalize_name(dist.metadata["Name"]) != "bridgeflow"}
+                 if dist.metadata["Name"] and canonicalize_name(dist.metadata["Name"]) != ours}
     pins = locked()
     differs = {name: (str(pins.get(name)), str(version)) for name, version in installed.items() if pins.get(name) != version}
     assert differs == {}
