@@ -23,10 +23,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the toy corpus lives with the tests
+
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.bidding.bsm_data import load_corpus
 from bridgeflow.training.bidding.bsm_train import load_config, train
-from bridgeflow.training.scaffolding.bsm_toy import write_toy_records
+from bsm_toy import write_toy_records
 
 
 def peak_rss_mib() -> float:

@@ -18,8 +18,9 @@ from pathlib import Path
 
 from bridgeflow.dataset.errors import existing
 from bridgeflow.dataset.schema import SCHEMA_VERSION
+from bridgeflow.training.home import HOME
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = HOME / "results"  # committed with the checkout, not in the wheel
 
 
 def content_hash(path: Path) -> str:

@@ -25,6 +25,7 @@ from bridgeflow.training.evaluation.agents import RuleAgent
 from bridgeflow.training.search.monte_carlo import SearchConfig
 
 BOARDS = 6
+REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="session")
@@ -264,7 +265,7 @@ def test_the_licence_boundary():
         assert "# SPDX-License-Identifier: GPL-3.0-or-later" in path.read_text().splitlines()[:2], path
     bens = {"ben_server", "botbidder", "bidding", "nn", "sample", "ddsolver", "dds3", "tensorflow"}
     for folder in ("bridgeflow", "dataset", "pipelines", "training"):
-        for path in (ben.CHECKOUT / folder).rglob("*.py"):
+        for path in (REPO / folder).rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text())):
                 names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
                          else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])

@@ -29,7 +29,7 @@ from bridgeflow.training.bidding.bsm_data import (
     build_cache,
     load_corpus,
 )
-from bridgeflow.training.scaffolding.bsm_toy import toy_rows, write_toy_records
+from bsm_toy import toy_rows, write_toy_records
 
 
 def random_auction(rng: np.random.Generator, dealer: int) -> list[int]:

@@ -22,7 +22,7 @@ from bridgeflow.training.bidding.bsm_data import load_corpus
 from bridgeflow.training.bidding.bsm_model import HAND_SUMMARY, hand_summary
 from bridgeflow.training.bidding.bsm_train import TrainConfig, evaluate, load_config, run, to_tensors, train
 from bridgeflow.training.bidding.rule_bidder import Hand
-from bridgeflow.training.scaffolding.bsm_toy import toy_auction, toy_rows, write_toy_records
+from bsm_toy import toy_auction, toy_rows, write_toy_records
 
 torch.set_num_threads(1)
 TINY = dict(layers=2, hidden=32, embed=8, mlp_layers=2, mlp_hidden=32, batch_size=16, warmup=2, eval_every=1000,

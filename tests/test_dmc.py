@@ -38,7 +38,7 @@ from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
 from bridgeflow.training.dmc.buffer import SharedBuffer
 from bridgeflow.training.dmc.train import DMCConfig, Learner, run, train
 from bridgeflow.training.params import load_section
-from bridgeflow.training.scaffolding.dmc_toy import WINNING_CALL, FirstCallWins
+from dmc_toy import WINNING_CALL, FirstCallWins
 
 torch.set_num_threads(1)
 REPO = Path(__file__).resolve().parents[1]

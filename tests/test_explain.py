@@ -20,7 +20,7 @@ from bridgeflow.dataset.encodings import (
 from bridgeflow.training.bidding import explain
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.bidding.bsm_train import run as train_run
-from bridgeflow.training.scaffolding.bsm_toy import write_toy_records
+from bsm_toy import write_toy_records
 
 torch.set_num_threads(1)
 HAND = "K843.Q92.A75.J64"

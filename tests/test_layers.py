@@ -1,15 +1,22 @@
 """The house rules: imports run one way (dataset <- training <- pipelines <- cli), and the wheel
-carries every package of the source tree."""
+carries every package of the source tree (no test toys) and works installed, outside the tree."""
 
 from __future__ import annotations
 
 import ast
 import email
+import json
+import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import zipfile
 from pathlib import Path
+
+import pytest
+
+from bridgeflow.training.home import HOME_VARIABLE
 
 REPO = Path(__file__).resolve().parents[1]
 # The distribution's name on PyPI, where `bridgeflow` is somebody else's project (the import package is bridgeflow).
@@ -98,8 +105,11 @@ def test_every_package_has_a_docstring():
     assert missing == []
 
 
-def test_the_wheel_carries_every_module(tmp_path):
-    """Built offline from a copy of the source tree, as `pip install .` would build it."""
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> tuple[Path, Path]:
+    """(the wheel, the source copy it was built from): built offline from a copy of the source
+    tree, as `pip install .` would build it."""
+    tmp_path = tmp_path_factory.mktemp("wheel")
     source = tmp_path / "src"
     source.mkdir()
     for name in ("pyproject.toml", "README.md", "LICENSE"):
@@ -110,7 +120,12 @@ def test_the_wheel_carries_every_module(tmp_path):
                             "--no-index", "--wheel-dir", str(tmp_path / "dist"), str(source)],
                            capture_output=True, text=True)
     assert built.returncode == 0, built.stderr
-    (wheel,) = (tmp_path / "dist").glob(f"{DISTRIBUTION.replace('-', '_')}-*.whl")
+    (built_wheel,) = (tmp_path / "dist").glob(f"{DISTRIBUTION.replace('-', '_')}-*.whl")
+    return built_wheel, source
+
+
+def test_the_wheel_carries_every_module(wheel):
+    wheel, source = wheel
     names = set(zipfile.ZipFile(wheel).namelist())
     (info,) = {name.split("/")[0] for name in names if name.endswith(".dist-info/METADATA")}
     wheel_metadata = email.message_from_string(zipfile.ZipFile(wheel).read(f"{info}/METADATA").decode())
@@ -121,7 +136,41 @@ def test_the_wheel_carries_every_module(tmp_path):
     assert sorted(expected - names) == []
     assert {"bridgeflow/training/bidding/__init__.py", "bridgeflow/training/dd/nndda_model.py"} <= names
     assert not [name for name in names if name.startswith(("tests/", "benchmarks/", "contrib/", "tensorflow/", "dds3/"))
-                or "ben_server" in name]
+                or "ben_server" in name or "toy" in name]
+
+
+def test_installed_it_works_from_another_folder(wheel, tmp_path, shared_dir):
+    """The wheel in a fresh venv outside the tree (its dependencies from this environment), run
+    from an empty folder: shipped models come through BRIDGEFLOW_HOME, and without it the error
+    says so in one line."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (site_packages,) = venv.glob("lib/python*/site-packages")
+    (site_packages / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    installed = subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
+                                "--quiet", "--no-deps", "--no-index", str(wheel[0])], capture_output=True, text=True)
+    assert installed.returncode == 0, installed.stderr
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", HOME_VARIABLE)}
+
+    def bridgeflow(*argv: str, **more: str) -> subprocess.CompletedProcess:
+        return subprocess.run([venv / "bin" / "bridgeflow", *argv], cwd=elsewhere, capture_output=True, text=True,
+                              env=environment | more, timeout=300)
+
+    position = ("--hand", "K843.Q92.A75.J64", "--auction", "1H P", "--dealer", "N", "--vul", "none")
+    lost = bridgeflow("bid", *position)
+    assert lost.returncode == 2 and "Traceback" not in lost.stderr
+    assert lost.stderr.strip().splitlines()[-1].startswith("bridgeflow bid: error: no BSM given") and HOME_VARIABLE in lost.stderr
+    found = bridgeflow("bid", *position, **{HOME_VARIABLE: str(REPO)})
+    assert found.returncode == 0, found.stderr
+    assert str(site_packages) in subprocess.run([venv / "bin" / "python", "-c", "import bridgeflow; print(bridgeflow.__file__)"],
+                                                cwd=elsewhere, capture_output=True, text=True, env=environment).stdout
+    assert f"{REPO}/models/bsm/model.pt" in found.stderr and "\ncall: " in found.stdout
+    problems = shared_dir / "data" / "challenges" / "lorserker_ben" / "Challenges" / "BW.pbn"
+    played = bridgeflow("challenge", "--problems", str(problems), "--agent", "rule", "--out", "out")
+    assert played.returncode == 0, played.stderr
+    assert json.loads((elsewhere / "out" / "metrics.json").read_text())
 
 
 def test_readme_architecture_lists_every_package():

@@ -15,7 +15,7 @@ from bridgeflow.training.bidding import bsm_train
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.bidding.bsm_data import HARD, SELFPLAY_SOURCE, UNTRAINED, load_corpus, selfplay_corpus
 from bridgeflow.training.bidding.bsm_model import BSM, losses
-from bridgeflow.training.scaffolding.bsm_toy import write_toy_records
+from bsm_toy import write_toy_records
 from bridgeflow.training.search.monte_carlo import MonteCarloSearch, SearchConfig
 from bridgeflow.training.selfplay.actor import Actor, SelfPlayConfig, train_deals
 

@@ -1,5 +1,6 @@
 """One rule for every model loader: a model is named by its file or by the folder its trainer
-wrote (which holds that file); with no name, the one shipped in the repository's models/ is used.
+wrote (which holds that file); with no name, the one shipped in the repository's models/ is used
+(home.py: found beside the code in a checkout, through BRIDGEFLOW_HOME when installed).
 A missing, truncated or foreign file is an InputError naming the path, not a traceback, and every
 load says which file it read."""
 
@@ -17,9 +18,10 @@ import torch
 
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.dataset.schema import SCHEMA_VERSION
+from bridgeflow.training.home import HOME, hint
 
 LOG = logging.getLogger("bridgeflow.models")
-MODELS = Path(__file__).resolve().parents[1] / "models"  # the git checkout's shipped models (not in the wheel)
+MODELS = HOME / "models"  # the shipped models (not in the wheel)
 SHIPPED = {"BSM": ("bsm", "model.pt"), "NN-DDA": ("nndda", "nndda.pt")}  # what -> (folder, file)
 
 
@@ -28,7 +30,7 @@ def shipped_model(what: str, flag: str) -> Path:
     folder, file_name = SHIPPED[what]
     path = MODELS / folder / file_name
     if not path.is_file():
-        raise InputError(f"no {what} given ({flag}) and none shipped in {MODELS / folder}")
+        raise InputError(f"no {what} given ({flag}) and none shipped in {MODELS / folder}{hint()}")
     return path
 
 

@@ -36,11 +36,11 @@ from typing import Sequence
 
 from bridgeflow.dataset.encodings import NUM_CALLS, VUL_BOTH, VUL_EW, VUL_NS, hand_to_pbn, hands_from_owner
 from bridgeflow.dataset.errors import InputError
+from bridgeflow.training.home import HOME, hint
 
 log = logging.getLogger(__name__)
 
-CHECKOUT = Path(__file__).resolve().parents[2]  # the git checkout (contrib/ is not in the wheel)
-SERVER_FOLDER = CHECKOUT / "contrib" / "ben_server"
+SERVER_FOLDER = HOME / "contrib" / "ben_server"  # not in the wheel (GPL-3.0, like BEN)
 REQUIREMENTS = SERVER_FOLDER / "requirements.txt"
 AGENTS = {"ben": True, "ben-nosearch": False}  # agent name -> BEN's bidding search on
 # Seconds one call may take. BEN's search measured 0.84 s median, 19.7 s p95 on 2 loaded cores.
@@ -62,14 +62,14 @@ class BenFailed(RuntimeError):
 
 def ben_home() -> Path:
     """BEN's folder (src/, models/, bin/), or InputError saying where it was looked for."""
-    home = Path(os.environ.get("BRIDGEFLOW_BEN") or CHECKOUT.parent / "shared" / "third_party" / "ben")
+    home = Path(os.environ.get("BRIDGEFLOW_BEN") or HOME.parent / "shared" / "third_party" / "ben")
     if not (home / "src" / "botbidder.py").is_file():
         raise InputError(f"BEN not found at {home} (no src/botbidder.py): set BRIDGEFLOW_BEN to BEN's folder")
     return home
 
 
 def venv_folder() -> Path:
-    return Path(os.environ.get("BRIDGEFLOW_BEN_VENV") or CHECKOUT / ".ben-venv")
+    return Path(os.environ.get("BRIDGEFLOW_BEN_VENV") or HOME / ".ben-venv")
 
 
 def requirements_hash() -> str:
@@ -82,7 +82,7 @@ def ensure_venv(folder: Path | None = None) -> Path:
     build; the marker naming the requirements is written last, so a killed build is redone."""
     folder = folder or venv_folder()
     if not REQUIREMENTS.is_file():
-        raise InputError(f"the BEN server is not here ({SERVER_FOLDER}): the `ben` agents need a bridgeflow checkout")
+        raise InputError(f"the BEN server is not here ({SERVER_FOLDER}): the `ben` agents need a bridgeflow checkout{hint()}")
     marker, wanted = folder / ".requirements", requirements_hash()
     python = folder / "bin" / "python"
     if marker.is_file() and marker.read_text().strip() == wanted:

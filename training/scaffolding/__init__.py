@@ -1,1 +1,0 @@
-"""Toy corpora with known answers, for tests and benchmarks only (never a pipeline input)."""
