@@ -1,4 +1,4 @@
-"""The encodings every stage agrees on (see DESIGN.md): seats, strains, cards, calls, vulnerability,
+"""The encodings every stage agrees on (docs/conventions.md): seats, strains, cards, calls, vulnerability,
 deal identity. Conversions to other tools' numbering live next to the tool that needs them."""
 
 from __future__ import annotations
@@ -229,9 +229,3 @@ def suit_lengths(owner: np.ndarray) -> np.ndarray:
     """int8[4, 4]: [seat][suit C,D,H,S] card counts."""
     grid = np.asarray(owner).reshape(4, 13)
     return np.stack([(grid == seat).sum(axis=1) for seat in range(4)]).astype(np.int8)
-
-
-def split_of(deal_id_value: int) -> str:
-    """Deal-disjoint split: deal_id % 100 < 80 train, < 90 valid, else test."""
-    bucket = deal_id_value % 100
-    return "train" if bucket < 80 else "valid" if bucket < 90 else "test"

@@ -58,7 +58,7 @@ from apache_beam.metrics.metric import MetricsFilter
 
 from bridgeflow.dataset import dd
 from bridgeflow.dataset.encodings import deal_id as deal_id_of
-from bridgeflow.dataset.encodings import split_of
+from bridgeflow.dataset.splits import SPLITS, split_of
 from bridgeflow.dataset.errors import InputError, existing
 from bridgeflow.dataset.labels import (
     ESTIMATOR_NAME,
@@ -79,7 +79,6 @@ from bridgeflow.training.model_files import model_file
 LOG = logging.getLogger("bridgeflow.ddlabel")
 NAMESPACE = "ddlabel"  # Beam counters
 DEAL_ID_MISMATCH = "deal_id_mismatch"  # a record whose deal_id is not the hash of its owner
-SPLITS = ("all", "train", "valid", "test")
 
 
 # ------------------------------------------------------------------ rows
@@ -501,7 +500,7 @@ def parse_args(argv):
     parser.add_argument("--max-batch", type=int, default=dd.MAX_DEALS_PER_CALL, help="deals per solver batch (1..40)")
     parser.add_argument("--rows-per-shard", type=int, default=1_000_000, help="label rows per compacted shard")
     parser.add_argument("--progress-seconds", type=float, default=10.0, help="progress line interval")
-    parser.add_argument("--split", choices=SPLITS, default="all",
+    parser.add_argument("--split", choices=("all", *SPLITS), default="all",
                         help="label only this split's deals (deal_id %% 100: < 80 train, < 90 valid, else test)")
     parser.add_argument("--estimator", choices=("dds", "nn"), default="dds",
                         help=f"dds: exact tables; nn: NN-DDA estimates (--nndda), rows marked "

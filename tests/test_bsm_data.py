@@ -16,10 +16,10 @@ from bridgeflow.dataset.encodings import (
     hcp_by_seat,
     is_vulnerable,
     random_owner,
-    split_of,
     suit_lengths,
 )
 from bridgeflow.dataset.schema import RECORDS
+from bridgeflow.dataset.splits import split_of
 from bridgeflow.training.bidding import bsm_data
 from bridgeflow.training.bidding.bsm_data import (
     OUR_CARD_IN_OPENSPIEL,

@@ -14,7 +14,8 @@ import pytest
 import torch
 
 from bridgeflow.dataset.auction import AuctionState, replay
-from bridgeflow.dataset.encodings import PASS, parse_call, split_of
+from bridgeflow.dataset.encodings import PASS, parse_call
+from bridgeflow.dataset.splits import split_of
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.dataset.schema import RECORDS, SCHEMA_VERSION
 from bridgeflow.training.bidding.bidder import Bidder

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from bridgeflow.dataset import encodings as enc
+from bridgeflow.dataset.splits import SPLITS, in_split, split_of
 
 
 def test_card_encoding_reads_as_a_4x13_grid():
@@ -74,9 +75,9 @@ def test_hcp_and_lengths():
 
 
 def test_splits_are_by_deal_id_bucket():
-    assert enc.split_of(1279) == "train"
-    assert enc.split_of(85) == "valid"
-    assert enc.split_of(199) == "test"
+    assert split_of(1279) == "train"
+    assert split_of(85) == "valid"
+    assert split_of(199) == "test"
 
 
 def test_the_conventions_doc_states_the_numbering_the_code_uses():
@@ -91,5 +92,15 @@ def test_the_conventions_doc_states_the_numbering_the_code_uses():
     assert [enc.parse_vulnerability(name) for name in ("none", "NS", "EW", "both")] == [0, 1, 2, 3]
     assert f"1C = {enc.parse_call('1C')}, 7NT = {enc.parse_call('7NT')}" in rows["calls (38)"]
     assert enc.card_index(enc.SUITS.index("S"), enc.RANKS.index("A")) == 51 and "rank 0 = `2`" in rows["cards"]
-    assert enc.split_of(79) == "train" and enc.split_of(80) == enc.split_of(89) == "valid" and enc.split_of(90) == "test"
+    assert split_of(79) == "train" and split_of(80) == split_of(89) == "valid" and split_of(90) == "test"
     assert "below 80 train, below 90 valid, else test" in doc
+
+
+def test_one_split_rule_for_single_ids_and_arrays():
+    ids = np.array([0, 79, 80, 89, 90, 99, 100, 2**64 - 17], np.uint64)
+    assert [split_of(int(i)) for i in ids] == ["train", "train", "valid", "valid", "test", "test", "train", "test"]
+    masks = np.stack([in_split(ids, name) for name in SPLITS])
+    assert (masks.sum(axis=0) == 1).all()  # every id in exactly one split
+    assert [SPLITS[k] for k in masks.argmax(axis=0)] == [split_of(int(i)) for i in ids]
+    with pytest.raises(ValueError):
+        in_split(ids, "all")

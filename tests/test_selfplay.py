@@ -12,7 +12,8 @@ import yaml
 
 from bridgeflow.cli import VERBS
 from bridgeflow.dataset.auction import replay
-from bridgeflow.dataset.encodings import PASS, deal_id, parse_call, random_owner, split_of
+from bridgeflow.dataset.encodings import PASS, deal_id, parse_call, random_owner
+from bridgeflow.dataset.splits import split_of
 from bridgeflow.pipelines.selfplay import load_configs
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig

@@ -13,7 +13,7 @@ import torch
 
 from bridgeflow.cli import main
 from bridgeflow.dataset.auction import replay
-from bridgeflow.dataset.encodings import split_of
+from bridgeflow.dataset.splits import split_of
 from bridgeflow.dataset.schema import SELFPLAY_DECISIONS
 from bridgeflow.pipelines import selfplay
 

@@ -33,13 +33,13 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from bridgeflow.dataset.auction import auction_scan, auction_status, legal_masks
-from bridgeflow.dataset.encodings import CARD_HCP, DOUBLE, NUM_CALLS, PASS, REDOUBLE, split_of
+from bridgeflow.dataset.encodings import CARD_HCP, DOUBLE, NUM_CALLS, PASS, REDOUBLE
+from bridgeflow.dataset.splits import SPLITS, split_of
 from bridgeflow.dataset.errors import InputError
 
 CACHE_VERSION = 2
 SELFPLAY_SOURCE = "selfplay"  # source_format of generated auctions in a self-play corpus
 HARD, UNTRAINED = -1, -2  # target_row: the call's one-hot | no call target (a rule partner's call)
-SPLITS = ("train", "valid", "test")
 COLUMNS = ["deal_id", "owner", "dealer", "vulnerability", "auction", "auction_complete", "source_format", "players"]
 START, PAD = NUM_CALLS, NUM_CALLS + 1  # extra tokens of the recurrent input: before the first call, padding
 STATIC = 52 + 2 + 4  # my cards, vulnerable (we, they), my seat relative to dealer

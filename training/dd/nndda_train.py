@@ -32,7 +32,8 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from bridgeflow.dataset.dd import SOLVER_NAME
-from bridgeflow.dataset.encodings import STRAINS, split_of
+from bridgeflow.dataset.encodings import STRAINS
+from bridgeflow.dataset.splits import split_of
 from bridgeflow.dataset.labels import label_files
 from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.training.params import read_section

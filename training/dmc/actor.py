@@ -15,6 +15,7 @@ import torch
 
 from bridgeflow.dataset.auction import AuctionState
 from bridgeflow.dataset.encodings import PASS, deal_id, random_owner
+from bridgeflow.dataset.splits import in_split
 
 from .buffer import SharedBuffer
 from .q_model import QNetwork, epsilon_greedy
@@ -26,7 +27,7 @@ class DealSource:
     table), else a fresh random deal (scored by NN-DDA); dealer and vulnerability drawn uniformly."""
 
     def __init__(self, store_ids: np.ndarray, store_owners: np.ndarray, store_share: float, seed: int):
-        train = store_ids % 100 < 80
+        train = in_split(store_ids, "train")
         self.ids, self.owners = store_ids[train], store_owners[train]
         self.share = store_share if len(self.ids) else 0.0
         self.seed, self.drawn = seed, 0

@@ -33,6 +33,7 @@ import torch.multiprocessing as mp
 
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.dataset.schema import SCHEMA_VERSION
+from bridgeflow.dataset.splits import in_split
 from bridgeflow.training.dd.dd_estimator import DDEstimator
 from bridgeflow.training.model_files import load_model_state, model_file
 from bridgeflow.training.params import load_section
@@ -109,7 +110,7 @@ def load_store(config: DMCConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if not config.dd:
         return np.zeros(0, np.uint64), np.zeros((0, 52), np.int8), np.zeros((0, 4, 5), np.int8)
     store = exact_store(config.dd)
-    if config.store_share > 0 and not (store[0] % 100 < 80).any():
+    if config.store_share > 0 and not in_split(store[0], "train").any():
         raise InputError(f"DD store {config.dd}: no train-split deal with an exact table (dmc.store_share > 0)")
     return store
 

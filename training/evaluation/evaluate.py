@@ -66,6 +66,7 @@ from tqdm import tqdm
 from bridgeflow.dataset.auction import AuctionState
 from bridgeflow.dataset.dd import SOLVER_NAME
 from bridgeflow.dataset.encodings import duplicate_dealer, duplicate_vulnerability, hands_from_owner
+from bridgeflow.dataset.splits import in_split
 from bridgeflow.dataset.errors import InputError, existing
 from bridgeflow.dataset.labels import read_labels
 from bridgeflow.dataset.schema import SCHEMA_VERSION
@@ -124,7 +125,7 @@ def load_boards(dd_store: str | Path, count: int, board_file: str | Path | None 
         listed = json.loads(existing(board_file, "board list (--boards)").read_text())
         wanted = np.array(listed["deal_ids"] if isinstance(listed, dict) else listed, np.uint64)
     else:
-        wanted = np.sort(ids[ids % 100 >= 90])[:count]
+        wanted = np.sort(ids[in_split(ids, "test")])[:count]
     position = {int(deal): row for row, deal in enumerate(ids)}
     missing = [int(d) for d in wanted if int(d) not in position]
     if missing:

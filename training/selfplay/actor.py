@@ -30,8 +30,8 @@ from bridgeflow.dataset.encodings import (
     duplicate_vulnerability,
     hands_from_owner,
     random_owner,
-    split_of,
 )
+from bridgeflow.dataset.splits import split_of
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.bidding.rule_bidder import RuleBidder
 from bridgeflow.training.search.monte_carlo import MonteCarloSearch, improved_policy, tempered_prior
