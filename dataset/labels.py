@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from .atomic import write_bytes
 from .dd import SOLVER_NAME
 from .errors import existing
 from .schema import DD_LABELS, PARQUET_OPTIONS
@@ -182,10 +183,7 @@ def freeze(stores: list[str | Path], source: str, out: Path) -> Path | None:
     pq.write_table(table, sink, compression="zstd", compression_level=19, row_group_size=PARQUET_OPTIONS["row_group_size"])
     data = sink.getvalue().to_pybytes()
     path = out / FROZEN_NAME.format(hashlib.sha256(data).hexdigest()[:12])
-    out.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_bytes(data)
-    os.replace(temporary, path)
+    write_bytes(path, data)
     return path
 
 

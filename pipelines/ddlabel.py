@@ -72,7 +72,8 @@ from bridgeflow.dataset.labels import (
 from bridgeflow.dataset.record import Reason, RecordError
 from bridgeflow.dataset.schema import DD_LABELS, DD_MISMATCHES, DD_QUARANTINE, SCHEMA_VERSION
 from bridgeflow.pipelines.runner import add_runner_arguments, pipeline_options
-from bridgeflow.pipelines.shards import WriteParquetShards, lock_output, number_shards, publish, write_json, write_table
+from bridgeflow.dataset.atomic import write_json, write_table
+from bridgeflow.pipelines.shards import WriteParquetShards, lock_output, number_shards, publish
 from bridgeflow.training.dd.dd_estimator import DDEstimator
 from bridgeflow.training.model_files import model_file
 

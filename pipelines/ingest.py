@@ -44,7 +44,8 @@ from bridgeflow.dataset.pbn import range_starts
 from bridgeflow.dataset.record import BoardRecord, Rejected, Repair
 from bridgeflow.dataset.validate import check
 from bridgeflow.pipelines.runner import add_runner_arguments, pipeline_options
-from bridgeflow.pipelines.shards import ParquetFileWriter, compact, lock_output, number_shards, publish, write_json
+from bridgeflow.dataset.atomic import write_json
+from bridgeflow.pipelines.shards import ParquetFileWriter, compact, lock_output, number_shards, publish
 
 LOG = logging.getLogger("bridgeflow.ingest")
 WILDCARDS = "*?["

@@ -5,11 +5,12 @@ its own flags passed through."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import tempfile
 
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
+
+from bridgeflow.dataset.atomic import write_json
 
 
 def add_runner_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,8 +42,5 @@ def quiet_local_workers() -> None:
     if "PIPELINE_OPTIONS_FILE" in os.environ:
         return
     path = os.path.join(tempfile.gettempdir(), "bridgeflow-worker-options.json")
-    temporary = f"{path}.{os.getpid()}"  # concurrent jobs write the same content; each replace is atomic
-    with open(temporary, "w") as handle:
-        json.dump({"options": WORKER_OPTIONS}, handle)
-    os.replace(temporary, path)
+    write_json(path, {"options": WORKER_OPTIONS})  # concurrent jobs write the same content; each replace is atomic
     os.environ["PIPELINE_OPTIONS_FILE"] = path

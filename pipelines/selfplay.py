@@ -46,7 +46,8 @@ import torch
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.dataset.schema import SCHEMA_VERSION, SELFPLAY_DECISIONS
 from bridgeflow.pipelines.runner import add_runner_arguments, pipeline_options
-from bridgeflow.pipelines.shards import compact, lock_output, number_shards, publish, write_json, write_table
+from bridgeflow.dataset.atomic import write_json, write_table
+from bridgeflow.pipelines.shards import compact, lock_output, number_shards, publish
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.dd.exact_dd import ExactDD
 from bridgeflow.training.model_files import model_file

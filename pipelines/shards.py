@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -24,6 +23,7 @@ import pyarrow.parquet as pq
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
 
+from bridgeflow.dataset.atomic import write_table
 from bridgeflow.dataset.schema import PARQUET_OPTIONS
 
 # Lone surrogates: text decoded with errors="surrogateescape" (U+DC80..U+DCFF stand for the bytes
@@ -41,22 +41,6 @@ def lock_output(out: Path, job: str):
         except BlockingIOError:
             raise RuntimeError(f"another {job} run is writing {out}") from None
         yield
-
-
-def write_json(path: Path, value) -> None:
-    """Write atomically: a temporary name in the same folder, then rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    temporary.write_text(json.dumps(value, indent=1) + "\n")
-    os.replace(temporary, path)
-
-
-def write_table(table: pa.Table, path: Path) -> None:
-    """Write atomically: a temporary name in the same folder, then rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    pq.write_table(table, temporary, **PARQUET_OPTIONS)
-    os.replace(temporary, path)
 
 
 class ParquetFileWriter:

@@ -30,6 +30,7 @@ from typing import Iterator
 
 from tqdm import tqdm
 
+from bridgeflow.dataset.atomic import atomic_path, write_json
 from bridgeflow.dataset.auction import replay
 from bridgeflow.dataset.encodings import duplicate_dealer, duplicate_vulnerability, random_owner
 from bridgeflow.dataset.errors import InputError
@@ -126,17 +127,14 @@ def _write_file(job: tuple, bidder: CorpusBidder | None, board_done) -> int:
     """Write one corpus file, calling `board_done()` after each board; returns the calls made."""
     path, seed, first, last, format_name, explain = job
     format_board = FORMATTERS[format_name]
-    path = Path(path)
-    temporary = path.with_name(f".{path.name}.tmp")
     calls = 0
-    with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
+    with atomic_path(path) as temporary, open(temporary, "w", encoding="utf-8", newline="\n") as handle:
         for index in range(first, last):
             board = synth_board(seed, index, bidder, explain)
             handle.write(format_board(board))
             handle.write("\n")
             calls += len(board.auction or ())
             board_done()
-    temporary.replace(path)
     return calls
 
 
@@ -166,13 +164,13 @@ def _plan_folder(out: Path, plan: dict) -> None:
         earlier = json.loads((out / PLAN).read_text())
     except (OSError, ValueError):
         earlier = None
+    for stale in out.glob(".synth-*.tmp-*"):  # files a killed run left half-written
+        stale.unlink()
     if earlier == plan:
         return
-    for stale in [*out.glob("synth-*.pbn"), *out.glob("synth-*.lin"), *out.glob(".synth-*.tmp")]:
+    for stale in [*out.glob("synth-*.pbn"), *out.glob("synth-*.lin")]:
         stale.unlink()
-    staging = out / f"{PLAN}.tmp"
-    staging.write_text(json.dumps(plan, indent=1) + "\n")
-    staging.replace(out / PLAN)
+    write_json(out / PLAN, plan)
 
 
 def write_corpus(out: Path, deals: int, seed: int, format_name: str, boards_per_file: int,

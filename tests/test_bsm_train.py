@@ -15,9 +15,9 @@ import torch
 
 from bridgeflow.dataset.auction import AuctionState, replay
 from bridgeflow.dataset.encodings import PASS, parse_call
-from bridgeflow.dataset.splits import split_of
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.dataset.schema import RECORDS, SCHEMA_VERSION
+from bridgeflow.dataset.splits import split_of
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.bidding.bsm_data import load_corpus
 from bridgeflow.training.bidding.bsm_model import HAND_SUMMARY, hand_summary

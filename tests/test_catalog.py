@@ -16,7 +16,7 @@ import pytest
 from bridgeflow.dataset import catalog, encodings, schema, scoring
 from bridgeflow.dataset.encodings import hcp_by_seat
 from bridgeflow.pipelines import ingest, synth
-from bridgeflow.pipelines.shards import write_table
+from bridgeflow.dataset.atomic import write_table
 
 
 @pytest.fixture(scope="module")

@@ -21,10 +21,10 @@ from test_dd import SORTED, cheap_deals
 
 from bridgeflow.dataset import dd, labels
 from bridgeflow.dataset.encodings import deal_id
-from bridgeflow.dataset.splits import split_of
 from bridgeflow.dataset.record import BoardRecord
 from bridgeflow.dataset.schema import DD_LABELS, RECORDS, SCHEMA_VERSION, record_id, records_row
 from bridgeflow.dataset.scoring import par_all
+from bridgeflow.dataset.splits import split_of
 from bridgeflow.pipelines import ddlabel
 from bridgeflow.training.dd.dd_estimator import DDEstimator
 from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig

@@ -13,8 +13,8 @@ import torch
 
 from bridgeflow.cli import main
 from bridgeflow.dataset.auction import replay
-from bridgeflow.dataset.splits import split_of
 from bridgeflow.dataset.schema import SELFPLAY_DECISIONS
+from bridgeflow.dataset.splits import split_of
 from bridgeflow.pipelines import selfplay
 
 torch.set_num_threads(1)

@@ -13,8 +13,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import torch
 
-from bridgeflow.dataset.splits import split_of
 from bridgeflow.dataset.labels import FROZEN_NAME, FROZEN_SCHEMA, read_labels
+from bridgeflow.dataset.splits import split_of
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
 from bridgeflow.training.model_files import MODELS, SHIPPED, ship

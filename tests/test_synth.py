@@ -103,12 +103,12 @@ def test_a_rerun_keeps_the_files_written_and_writes_the_rest(tmp_path):
     assert plan["bidder"] == "rule" and plan["bidder_version"] == synth.bidder_version("rule") and plan["deals"] == 40
     # killed while writing the third file: it is missing, half of it lies in its temporary file
     (out / "synth-00002.pbn").unlink()
-    (out / ".synth-00002.pbn.tmp").write_text(whole["synth-00002.pbn"][2].decode()[:500])
+    (out / ".synth-00002.pbn.tmp-99999").write_text(whole["synth-00002.pbn"][2].decode()[:500])
     synth.write_corpus(out, 40, seed=4, format_name="pbn", boards_per_file=10, workers=2)
     resumed = _files(out)
     assert {name: entry[2] for name, entry in resumed.items()} == {name: entry[2] for name, entry in whole.items()}
     assert all(resumed[name][:2] == whole[name][:2] for name in whole if name != "synth-00002.pbn")  # not rewritten
-    assert not list(out.glob(".synth-*.tmp"))
+    assert not list(out.glob(".synth-*.tmp*"))
     # other settings: every file is replaced (and none of the old run's is left)
     synth.write_corpus(out, 15, seed=5, format_name="pbn", boards_per_file=10)
     assert sorted(_files(out)) == ["synth-00000.pbn", "synth-00001.pbn"]

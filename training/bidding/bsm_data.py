@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -32,10 +30,11 @@ import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 
+from bridgeflow.dataset.atomic import atomic_path
 from bridgeflow.dataset.auction import auction_scan, auction_status, legal_masks
 from bridgeflow.dataset.encodings import CARD_HCP, DOUBLE, NUM_CALLS, PASS, REDOUBLE
-from bridgeflow.dataset.splits import SPLITS, split_of
 from bridgeflow.dataset.errors import InputError
+from bridgeflow.dataset.splits import SPLITS, split_of
 
 CACHE_VERSION = 2
 SELFPLAY_SOURCE = "selfplay"  # source_format of generated auctions in a self-play corpus
@@ -215,14 +214,11 @@ def build_cache(records: Path, cache_root: Path) -> Path:
 def write_cache(folder: Path, arrays: dict[str, np.ndarray], meta: dict) -> Path:
     """The arrays (one .npy each) and meta.json into `folder`, built beside it and moved in whole,
     so a killed build never leaves a cache that looks complete."""
-    staging = folder.parent / f".{folder.name}.tmp-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    for name, value in arrays.items():
-        np.save(staging / f"{name}.npy", value)
-    (staging / "meta.json").write_text(json.dumps(meta, indent=2))
-    shutil.rmtree(folder, ignore_errors=True)
-    os.replace(staging, folder)
+    with atomic_path(folder) as staging:
+        staging.mkdir()
+        for name, value in arrays.items():
+            np.save(staging / f"{name}.npy", value)
+        (staging / "meta.json").write_text(json.dumps(meta, indent=2))
     return folder
 
 

@@ -18,7 +18,6 @@ import csv
 import hashlib
 import json
 import math
-import os
 import time
 from collections import defaultdict
 from dataclasses import asdict, dataclass, fields, replace
@@ -29,6 +28,7 @@ import torch
 import yaml
 from tqdm import tqdm
 
+from bridgeflow.dataset.atomic import atomic_path
 from bridgeflow.dataset.encodings import CARD_HCP
 from bridgeflow.dataset.errors import InputError, existing
 from bridgeflow.dataset.schema import SCHEMA_VERSION
@@ -185,9 +185,8 @@ def evaluate(model: BSM, corpus: Corpus, ids: np.ndarray, device: str, batch_siz
 
 def _save(obj: dict, path: Path) -> None:
     """Write atomically, so a kill never leaves half a checkpoint."""
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    torch.save(obj, temporary)
-    os.replace(temporary, path)
+    with atomic_path(path) as temporary:
+        torch.save(obj, temporary)
 
 
 def load_init(path: str | Path) -> tuple[dict, str]:

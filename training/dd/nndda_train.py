@@ -19,7 +19,6 @@ import hashlib
 import json
 import logging
 import math
-import os
 import time
 from dataclasses import fields
 from pathlib import Path
@@ -31,11 +30,12 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from bridgeflow.dataset.atomic import atomic_path
 from bridgeflow.dataset.dd import SOLVER_NAME
 from bridgeflow.dataset.encodings import STRAINS
-from bridgeflow.dataset.splits import split_of
 from bridgeflow.dataset.labels import label_files
 from bridgeflow.dataset.schema import SCHEMA_VERSION
+from bridgeflow.dataset.splits import split_of
 from bridgeflow.training.params import read_section
 
 from . import symmetry
@@ -154,9 +154,8 @@ def valid_stats(model: NNDDA, owners: np.ndarray, tables: np.ndarray, head: str,
 
 
 def save_atomic(obj: dict, path: Path) -> None:
-    tmp = path.with_suffix(".tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
+    with atomic_path(path) as temporary:
+        torch.save(obj, temporary)
 
 
 def checkpoint(path: Path, state: dict) -> None:

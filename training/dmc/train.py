@@ -22,7 +22,6 @@ import csv
 import hashlib
 import json
 import logging
-import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ import numpy as np
 import torch
 import torch.multiprocessing as mp
 
+from bridgeflow.dataset.atomic import atomic_path
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.dataset.splits import in_split
@@ -116,9 +116,8 @@ def load_store(config: DMCConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def save_atomically(network: QNetwork, path: Path, extra: dict | None = None) -> None:
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    network.save(temporary, extra)
-    os.replace(temporary, path)
+    with atomic_path(path) as temporary:
+        network.save(temporary, extra)
 
 
 class Learner:

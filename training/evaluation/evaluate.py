@@ -63,14 +63,15 @@ import pyarrow.parquet as pq
 import torch
 from tqdm import tqdm
 
+from bridgeflow.dataset.atomic import write_table
 from bridgeflow.dataset.auction import AuctionState
 from bridgeflow.dataset.dd import SOLVER_NAME
 from bridgeflow.dataset.encodings import duplicate_dealer, duplicate_vulnerability, hands_from_owner
-from bridgeflow.dataset.splits import in_split
 from bridgeflow.dataset.errors import InputError, existing
 from bridgeflow.dataset.labels import read_labels
 from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.dataset.scoring import imps, score_ns
+from bridgeflow.dataset.splits import in_split
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.dd.exact_dd import ExactDD
 from bridgeflow.training.dmc.q_model import Q_FILE, DMCAgent, load_q
@@ -240,9 +241,7 @@ class Progress:
         if self.folder is not None and self.pending:
             self.folder.mkdir(parents=True, exist_ok=True)
             path = self.folder / f"part-{len(self.parts):06d}.parquet"
-            temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-            pq.write_table(pa.Table.from_pylist(self.pending, schema=PROGRESS_SCHEMA), temporary)
-            os.replace(temporary, path)
+            write_table(pa.Table.from_pylist(self.pending, schema=PROGRESS_SCHEMA), path)
             self.parts.append(path)
         self.pending, self.committed = [], time.monotonic()
 
