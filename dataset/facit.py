@@ -39,9 +39,10 @@ Decisions where the files are loose:
   (`Problem.script`). The section's seat starts it when every `AC` then falls on N/S; else the
   dealer does (BW2 boards 8 and 38 name W for a script dealt by N); seats of the opponents
   between the dealer and a later start pass (oct13_feb23_nov23_jun24 board 4: dealer W, script
-  from N). A script fitting neither is an error, and so is one whose calls end the auction before
-  our side has a call of its own (its calls before the first `AC` pass the board out or end it
-  after a bid): the board would be no problem for the bidder.
+  from N). A script fitting neither is an error, and so is one that ends the auction before our
+  side has a call of its own (its calls before the first `AC`, or those of a script without one
+  and the opponents' passes after it, pass the board out or end it after a bid): the board would
+  be no problem for the bidder.
 * Games (of a Results file) are separated by empty lines outside comments, and a [Board] tag at
   the start of a line in a game that has one starts the next game; `%` lines are ignored (BEN's
   exports glue a game's [Event] tag onto a `%` line); a tag keeps its first value, its name read
@@ -55,7 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from . import pbn, validate  # pbn imports this module too: both use only each other's functions
+from . import pbn, validate  # pbn imports this module too; each uses the other's names only when called
 from .auction import AuctionState
 from .encodings import PASS, SEATS, call_name, deal_to_pbn, parse_call, parse_pbn_hand
 from .errors import InputError
@@ -105,7 +106,8 @@ class Award:
 
     @property
     def matchable(self) -> bool:
-        """False for a `P` suffix (`E2HP`): BEN compares entries with contracts, which never end in P."""
+        """False for a `P` suffix (`E2HP`) and the bare `P`: BEN compares entries with contracts, which
+        never end in P (`award_points` scores the bare `P` on a passed-out board)."""
         return not self.contract.endswith("P")
 
 
@@ -228,7 +230,6 @@ def parse_table(words: Sequence[str], points_first: bool, repairs: list[Repair] 
     if len(words) % 2:
         raise ValueError(f"{len(words)} words, not (contract, points) pairs: {' '.join(words)!r}")
     pairs = zip(words[1::2], words[::2]) if points_first else zip(words[::2], words[1::2])
-    made = [] if repairs is None else repairs
     table = []
     for contract, points in pairs:
         if not _POINTS.fullmatch(points):
@@ -236,12 +237,18 @@ def parse_table(words: Sequence[str], points_first: bool, repairs: list[Repair] 
         upper = contract.strip().upper()
         if _NT_TYPO.fullmatch(upper):
             upper = _NT_TYPO.sub(r"\1N\2", upper)
-            made += [] if Repair.FACIT_NT_IN_TABLE in made else [Repair.FACIT_NT_IN_TABLE]
+            _name(repairs, Repair.FACIT_NT_IN_TABLE)
         elif upper == _PASS_TYPO:
             upper = PASSED_OUT
-            made += [] if Repair.FACIT_PASS_IN_TABLE in made else [Repair.FACIT_PASS_IN_TABLE]
+            _name(repairs, Repair.FACIT_PASS_IN_TABLE)
         table.append(Award(normalise_contract(upper), int(points)))
     return tuple(table)
+
+
+def _name(repairs: list[Repair] | None, repair: Repair) -> None:
+    """Add `repair` to `repairs` (when a list is given), once."""
+    if repairs is not None and repair not in repairs:
+        repairs.append(repair)
 
 
 def is_points_first(first_table_words: Sequence[str]) -> bool:
@@ -258,11 +265,11 @@ def table_words(comments: Sequence[str], repairs: list[Repair] | None = None) ->
         words = text.split()
         if words and not _can_open_table(words[0]):
             continue
-        made = [] if repairs is None else repairs
-        made += [Repair.FACIT_NOTE_BEFORE_TABLE] if index else []
+        if index:
+            _name(repairs, Repair.FACIT_NOTE_BEFORE_TABLE)
         if "]" in text:  # a `]` typed for its `}`: the table ends there
             words = text[:text.index("]")].split()
-            made.append(Repair.FACIT_TABLE_CLOSED_BY_BRACKET)
+            _name(repairs, Repair.FACIT_TABLE_CLOSED_BY_BRACKET)
         return words
     return None
 
@@ -300,8 +307,9 @@ def read_problems(path: str | Path) -> ProblemFile:
         lines[record.board] = record.source_line
         table = tuple(Award(contract, points) for contract, points in record.award_table)
         script = tuple(OUR_CALL if call == OUR_CALL_INDEX else call_name(call) for call in record.problem_script or ())
-        problems.append(Problem(record.board, deal_to_pbn(record.owner, _deal_start(record.raw_text)), table, record.dealer, record.vulnerability,
-                                script, tuple(repair.value for repair in record.repairs)))
+        deal = deal_to_pbn(record.owner, _deal_start(record.raw_text))
+        problems.append(Problem(record.board, deal, table, record.dealer, record.vulnerability, script,
+                                tuple(repair.value for repair in record.repairs)))
     warning = None
     if not games:
         warning = "empty: no game"
@@ -378,22 +386,19 @@ _SCRIPT_ENDS = ("*", "+")
 
 
 def _check_our_side_calls(script: Sequence[str], dealer: int) -> None:
-    """ValueError when the script's calls before its first `AC` end the auction: our side would
-    never call. They are made as the challenge makes them: an opponent's illegal call is Pass, an
-    illegal call of ours is the bidder's (so our side calls)."""
+    """ValueError when the auction ends before our side has a call of its own: the script's calls
+    before its first `AC`, and after a script without one the opponents' passes, end it. They are
+    made as the challenge makes them: an opponent's illegal call is Pass, an illegal call of ours
+    is the bidder's (so our side calls)."""
     state = AuctionState.start(dealer)
-    for number, name in enumerate(script, 1):
-        if name == OUR_CALL:
+    scripted = (parse_call(name) if name != OUR_CALL else None for name in script)
+    while not state.finished:
+        call = next(scripted, PASS if state.to_call % 2 else None)  # after the script E/W pass, we bid
+        if call is None or (state.to_call % 2 == 0 and not state.is_legal(call)):
             return
-        call = parse_call(name)
-        if not state.is_legal(call):
-            if state.to_call % 2 == 0:
-                return
-            call = PASS
-        state.add(call)
-        if state.finished:
-            raise ValueError(f"call {number} of the script ends the auction before our side has a call of its own "
-                             f"(an {OUR_CALL})")
+        state.add(call if state.is_legal(call) else PASS)
+    raise ValueError(f"the auction ends at call {len(state.calls)}, before our side has a call of its own "
+                     f"(an {OUR_CALL})")
 
 
 def script_indices(script: Sequence[str]) -> list[int]:

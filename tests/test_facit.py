@@ -237,11 +237,12 @@ def test_an_uncontested_problem_has_no_script(tmp_path):
     (("Q", "None", "", ""), "Dealer: 'Q' is not a seat N, E, S or W"),
     (("N", "Some", "", ""), "Vulnerable: 'Some' is not None/Love/-, NS, EW or All/Both"),
     # the script ends the auction before any AC: our side never calls
-    (("E", "None", '[Auction "E"]', "1D P P P P AC"), "Auction: call 4 of the script ends the auction before our "
-                                                     "side has a call of its own (an AC)"),
-    (("S", "None", '[Auction "S"]', "1C P P P"), "Auction: call 4 of the script ends the auction"),
-    (("N", "None", '[Auction "N"]', "P P P P AC"), "Auction: call 4 of the script ends the auction"),
-    (("E", "None", '[Auction "E"]', "1D AP"), "Auction: call 4 of the script ends the auction"),
+    (("E", "None", '[Auction "E"]', "1D P P P P AC"), "Auction: the auction ends at call 4, before our side has a "
+                                                     "call of its own (an AC)"),
+    (("S", "None", '[Auction "S"]', "1C P P P"), "Auction: the auction ends at call 4,"),
+    (("N", "None", '[Auction "N"]', "P P P P AC"), "Auction: the auction ends at call 4,"),
+    (("E", "None", '[Auction "E"]', "1D AP"), "Auction: the auction ends at call 4,"),
+    (("N", "None", '[Auction "N"]', "P P P"), "Auction: the auction ends at call 4,"),  # W passes after the script
 ])
 def test_a_bad_script_is_skipped_with_its_reason(tmp_path, fields, reason):
     read = facit.read_problems(write(tmp_path, scripted(1, *fields), scripted(2, "N", "None", "", "")))
@@ -456,7 +457,7 @@ TYPOS = [
 UNREADABLE = [
     ("BW.pbn", 10, "3N 4}", "3N}", "Scoring: award table: 7 words, not (contract, points) pairs"),
     ("BW.pbn", 11, "2N 5", "2M 5", "Scoring: award table: not a contract: '2M'"),
-    ("BW.pbn", 12, "AC 2S AC P", "P P P P AC", "Auction: call 4 of the script ends the auction before our side"),
+    ("BW.pbn", 12, "AC 2S AC P", "P P P P AC", "Auction: the auction ends at call 4, before our side"),
     ("BW.pbn", 13, "A982.3.AKQJ8.A86 K5.QJ85.T5.KQT73", "- -", "Deal: not four hands of 13 cards"),
 ]
 REPAIRED = {("BW.pbn", 1): ["facit_table_closed_by_bracket", "facit_nt_in_table"],
