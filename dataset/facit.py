@@ -11,6 +11,7 @@ Decisions where the files are loose:
 * One reader: a problem file is read by the ingest's PBN reader (`pbn.parse_pbn`, then
   `validate.check`), so `read_problems` and the ingest see the same games, tables and scripts;
   this module parses what the PBN reader hands it (`table_words`, `parse_table`, `parse_script`).
+  Games are split as that reader splits them (problems with no empty line between them too).
 * A problem file writes its pairs contract first (`{2S 10 3S 6}`) or points first (`{10 4H 7 3H}`,
   BW2), one order per file: the first word of the file's first table says which, as BEN decides.
 * A problem's table is the first `{...}` comment after its `[Scoring "Facit"]` tag that is empty or
@@ -22,8 +23,9 @@ Decisions where the files are loose:
   stops the file or the run; a file with no problem at all (no award table, or empty) is a
   warning. Typos whose meaning is clear are repaired and named (`record.Repair`, in
   `Problem.repairs`): `[Scoring "facit"]` in any case; no `[Scoring]` tag, where a comment right
-  after `[Deal]` reads whole as a table; a `{note}` before the table; a table closed by `]`;
-  `3NT`/`4nt` for `3N`/`4N`; `pass` for `P`. The rest is skipped: an odd number of words (which
+  after `[Deal]` reads whole as a table and the game has no auction played (an [Auction] without
+  an `AC`); a `{note}` before the table; a table closed by `]`; `3NT`/`4nt` for `3N`/`4N`; `pass`
+  for `P`. The rest is skipped: an odd number of words (which
   one is missing is not clear), an unknown word, points that are not ASCII digits, a deal short of
   four hands (a `-` hand next to three known ones is the 13 cards they lack, as the PBN reader
   reads any deal), no board number, dealer or vulnerability, a board number given twice.

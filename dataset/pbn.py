@@ -474,11 +474,11 @@ def _comments_after(game: _Game, tag: str) -> list[str]:
 
 def _read_award_table(record: BoardRecord, game: _Game, has_scoring: bool, points_first: bool) -> None:
     """A problem's award table, from the comments after [Scoring "Facit"] (its value in any case),
-    or, in a game with no [Scoring], from those after [Deal] when they read as a table; the typos
-    repaired are added to the record's repairs."""
+    or, in a game with no [Scoring] and no auction but a script (one with an `AC`), from those
+    after [Deal] when they read as a table; the typos repaired are added to the record's repairs."""
     repairs: list[Repair] = []
     if has_scoring:
-        if record.scoring is None or record.scoring.lower() != facit.FACIT.lower():
+        if record.scoring is None or record.scoring.strip().lower() != facit.FACIT.lower():
             return
         repairs += [] if record.scoring == facit.FACIT else [Repair.FACIT_SCORING_CASE]
         words = facit.table_words(_comments_after(game, "Scoring"), repairs)
@@ -489,6 +489,9 @@ def _read_award_table(record: BoardRecord, game: _Game, has_scoring: bool, point
         except ValueError as error:
             raise RecordError(Reason.SYNTAX, f"award table: {error}", "Scoring") from None
     else:
+        auction = game.tags.get("Auction")
+        if auction is not None and facit.OUR_CALL not in (word.upper() for word in auction.words):
+            return  # a board played, whatever its comments say
         repairs.append(Repair.FACIT_SCORING_MISSING)
         words = facit.table_words(_comments_after(game, "Deal"), repairs)
         try:

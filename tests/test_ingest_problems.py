@@ -316,15 +316,19 @@ def read_records(path: Path) -> list[BoardRecord | Rejected]:
 
 
 def test_a_comment_after_the_deal_is_a_table_only_in_a_game_without_scoring_that_reads_as_one(tmp_path):
-    """[Scoring] left out before `{4H 10}`: a problem, repaired; a note there, or any comment
-    when [Scoring] names another scoring, leaves a plain deal."""
+    """[Scoring] left out before `{4H 10}`: a problem, repaired (with its script); a note there, an
+    auction played (no AC), or any comment when [Scoring] names another scoring, leaves a plain deal."""
     path = tmp_path / "deals.pbn"
-    path.write_text("\n".join([problem_game(1, "N", "{4H 10}").replace('[Scoring "Facit"]\n', ""),
+    path.write_text("\n".join([problem_game(1, "N", "{4H 10}", '[Auction "N"]\nAC 1S AC\n').replace(
+                                   '[Scoring "Facit"]\n', ""),
                                problem_game(2, "N", "{4H made}").replace('[Scoring "Facit"]\n', ""),
                                problem_game(3, "N", "{4H 10}", scoring="IMP"),
-                               problem_game(4, "N", "{a note}\n{4H 10}", scoring="FACIT")]))
+                               problem_game(4, "N", "{a note}\n{4H 10}", scoring="FACIT "),
+                               problem_game(5, "N", "{4H 10}", '[Auction "N"]\n1H P 4H AP\n').replace(
+                                   '[Scoring "Facit"]\n', "")]))
     records = read(path)
     assert [(record.board, record.scoring, record.award_table, [repair.value for repair in record.repairs])
             for record in records] == [
         (1, "Facit", [("4H", 10)], ["facit_scoring_missing"]), (2, None, None, []), (3, "IMP", None, []),
-        (4, "Facit", [("4H", 10)], ["facit_scoring_case", "facit_note_before_table"])]
+        (4, "Facit", [("4H", 10)], ["facit_scoring_case", "facit_note_before_table"]), (5, None, None, [])]
+    assert records[0].problem_script == script_calls("AC 1S AC") and records[4].auction == script_calls("1H P 4H P P P")
