@@ -287,6 +287,8 @@ def read_problems(path: str | Path) -> ProblemFile:
     the boards that cannot be read are skipped, each with its reason. Never raises for the file's
     content."""
     path = Path(path)
+    if not path.is_file():  # a FIFO or a device would never end
+        return ProblemFile(path, [], [], "not a regular file: not read")
     try:
         data = path.read_bytes()
     except OSError as error:

@@ -168,6 +168,7 @@ def test_every_two_agents_get_a_paired_bootstrap_interval(shared_dir, tmp_path, 
 
 @pytest.mark.parametrize("options, named", [
     (["--problems", "no/such.pbn", "--agent", "rule"], "problem file (--problems) no/such.pbn: no such file"),
+    (["--problems", "EMPTY_FOLDER", "--agent", "rule"], "no *.pbn file in it"),
     (["--problems", "BW", "--agent", "gib"], "--agent unknown agent 'gib'"),
     (["--problems", "BW", "--agent", "ben@model.pt"], "BEN takes no @CHECKPOINT"),
     (["--problems", "BW", "--agent", "rule", "--compare", "RESULTS"], "--compare"),
@@ -178,8 +179,9 @@ def test_every_two_agents_get_a_paired_bootstrap_interval(shared_dir, tmp_path, 
 ])
 def test_bad_arguments_are_one_line_errors(shared_dir, tmp_path, capsys, options, named):
     results = challenges(shared_dir) / "Results" / "CTC_mayjun20-GIB-BBO-8712.pbn"  # not BW's boards
-    options = [{"BW": str(challenges(shared_dir) / "BW.pbn"), "RESULTS": str(results)}.get(option, option)
-               for option in options]
+    (tmp_path / "folder").mkdir()
+    options = [{"BW": str(challenges(shared_dir) / "BW.pbn"), "RESULTS": str(results),
+                "EMPTY_FOLDER": str(tmp_path / "folder")}.get(option, option) for option in options]
     status, err = run_cli(capsys, "challenge", *options, "--out", str(tmp_path / "out"))
     assert status == 2
     assert named in one_line_error(err)
@@ -220,14 +222,14 @@ def test_an_empty_file_is_a_warning_not_the_end_of_the_run(tmp_path, capsys):
 
 
 def test_challenge_over_real_files_with_typos_scores_every_readable_problem(shared_dir, tmp_path, capsys):
-    """BEN's files with the typos of tests/test_facit.py (and his file without tables, an empty
-    file, BW-Result with a typo and a bad board): every readable problem is bid as from the clean
-    files, the rest listed with file, board and reason; the totals count them."""
+    """A folder of BEN's files with the typos of tests/test_facit.py (and his file without tables,
+    an empty file, BW-Result with a typo and a bad board): every readable problem is bid as from
+    the clean files, the rest listed with file, board and reason; the totals count them."""
     runs = {}
     for kind in ("clean", "typos"):
-        files, results = challenge_files(shared_dir, tmp_path / kind, typos=kind == "typos")
-        status, err = run_cli(capsys, "challenge", *[item for path in files for item in ("--problems", str(path))],
-                              "--agent", "rule", "--compare", str(results), "--out", str(tmp_path / f"{kind}-out"))
+        _, results = challenge_files(shared_dir, tmp_path / kind, typos=kind == "typos")
+        status, err = run_cli(capsys, "challenge", "--problems", str(tmp_path / kind), "--agent", "rule",
+                              "--compare", str(results), "--out", str(tmp_path / f"{kind}-out"))
         assert status == 0, err
         out = tmp_path / f"{kind}-out"
         runs[kind] = ({(row["file"], row["board"]): row for row in pq.read_table(out / "boards.parquet").to_pylist()},

@@ -4,6 +4,7 @@ folder, its final contract scored with its problem's table, gives the file's `Fa
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import replace
 from itertools import accumulate
@@ -480,10 +481,11 @@ def in_board(text: str, board: int, old: str, new: str) -> str:
 
 
 def challenge_files(shared_dir: Path, folder: Path, typos: bool) -> tuple[list[Path], Path]:
-    """Copies of three of BEN's problem files, his file without tables, an empty file and
-    BW-Result in `folder`; with `typos`, damaged as TYPOS, UNREADABLE and RESULTS_TYPOS say."""
+    """Copies of three of BEN's problem files, his file without tables and an empty file in
+    `folder`, and of BW-Result in its Results folder; with `typos`, damaged as TYPOS, UNREADABLE
+    and RESULTS_TYPOS say."""
     source = shared_dir / "data/challenges/lorserker_ben/Challenges"
-    folder.mkdir(parents=True)
+    (folder / "Results").mkdir(parents=True)
     texts = {name: (source / name).read_text(encoding="latin-1") for name in
              ("BW.pbn", "CTC_mayjun20.pbn", "oct13_feb23_nov23_jun24.pbn", "aug_sep_jan_feb.pbn")}
     texts["empty.pbn"] = ""
@@ -495,8 +497,8 @@ def challenge_files(shared_dir: Path, folder: Path, typos: bool) -> tuple[list[P
             results = in_board(results, board, old, new)
     for name, text in texts.items():
         (folder / name).write_text(text, encoding="latin-1")
-    (folder / "BW-Result.pbn").write_text(results, encoding="latin-1")
-    return [folder / name for name in texts], folder / "BW-Result.pbn"
+    (folder / "Results/BW-Result.pbn").write_text(results, encoding="latin-1")
+    return [folder / name for name in texts], folder / "Results/BW-Result.pbn"
 
 
 def test_real_files_with_typos_read_every_readable_problem(shared_dir, tmp_path):
@@ -522,3 +524,10 @@ def test_real_files_with_typos_read_every_readable_problem(shared_dir, tmp_path)
     read = facit.read_results(results)
     assert [(item.board, item.reason) for item in read.skipped] == [(2, "Contract '4Z6H' is not a contract")]
     assert read.boards[0].repairs == ("facit_nt_in_table",) and len(read.boards) == 39
+
+
+def test_a_fifo_is_a_warning_never_read(tmp_path):
+    """A named pipe among problem files (a folder's *.pbn) would block a read forever."""
+    os.mkfifo(tmp_path / "pipe.pbn")
+    read = facit.read_problems(tmp_path / "pipe.pbn")
+    assert (read.problems, read.skipped, read.warning) == ([], [], "not a regular file: not read")

@@ -1,6 +1,6 @@
 """Bidding problems scored by Facit (BEN's Challenges): `bridgeflow challenge`.
 
-    bridgeflow challenge --problems BW.pbn [--problems ...] --agent rule [--agent bsm@model.pt] \
+    bridgeflow challenge --problems BW.pbn|FOLDER [--problems ...] --agent rule [--agent bsm@model.pt] \
         --out data/challenge [--bsm MODEL] [--nndda MODEL] [--params params.yaml] [--set search.KEY=VALUE] \
         [--compare RESULTS.pbn ...]
 
@@ -454,8 +454,8 @@ def make_agents(names: Sequence[str], factory: AgentFactory) -> dict[str, Agent]
 def run(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(prog="bridgeflow challenge",
                                      description="Bid BEN's Challenges problems and score them by Facit.")
-    parser.add_argument("--problems", action="append", required=True, metavar="FILE.pbn",
-                        help="a Challenges problem file (repeatable)")
+    parser.add_argument("--problems", action="append", required=True, metavar="FILE.pbn|FOLDER",
+                        help="a Challenges problem file, or a folder: its *.pbn files (repeatable)")
     parser.add_argument("--agent", action="append", required=True,
                         help="rule | bsm | bsm-sample | search, optionally @CHECKPOINT, or ben | ben-nosearch (repeatable)")
     parser.add_argument("--out", required=True, help="boards.parquet, report.txt, metrics.json, *.pbn go here")
@@ -470,7 +470,7 @@ def run(argv: list[str] | None = None) -> dict:
                              "differences, Facit totals (repeatable)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)  # one decision at a time: one thread (see evaluate.run)
-    paths = [existing(path, "problem file (--problems)") for path in args.problems]
+    paths = problem_paths(args.problems)
     names = [path.name for path in paths]
     if len(set(names)) != len(names):
         raise InputError(f"--problems names {next(name for name in names if names.count(name) > 1)} twice")
@@ -519,6 +519,19 @@ def run(argv: list[str] | None = None) -> dict:
     for line in file_lines(metrics["read"]):
         print(line)
     return metrics
+
+
+def problem_paths(given: Sequence[str]) -> list[Path]:
+    """The files --problems names: each file, and each folder's *.pbn files in name order;
+    InputError for a missing path or a folder without one."""
+    paths = []
+    for text in given:
+        path = existing(text, "problem file (--problems)")
+        found = sorted(path.glob("*.pbn")) if path.is_dir() else [path]
+        if not found:
+            raise InputError(f"problem folder (--problems) {path}: no *.pbn file in it")
+        paths += found
+    return paths
 
 
 def pbn_name(file: str, agent: str) -> str:
