@@ -496,6 +496,8 @@ def _unescape(text: str) -> str:
 
 
 def _text(path: Path) -> str:
+    if not path.is_file():  # a FIFO or a device would never end
+        raise InputError(f"{path}: not a regular file")
     try:
         data = path.read_bytes()
     except OSError as error:

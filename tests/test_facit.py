@@ -316,15 +316,18 @@ def test_a_bad_results_board_is_skipped_with_its_reason(tmp_path, change, reason
 
 
 def test_results_typos_are_repaired_as_in_problems(tmp_path):
-    """A Score Table's `3nt` and `pass` are 3N and P; a [board] tag is read in any case; a game
-    with no empty line before it is read on its own."""
+    """A Score Table's `3nt` and `pass` are 3N and P; a [board] tag is read in any case; PBN marks
+    in the auction are dropped; a comment closed by `]` ends at the next tag; a game with no empty
+    line before it is read on its own."""
     path = tmp_path / "results.pbn"
-    first = result(1, "Pass", "", r" 3nt   10\n pass 4\n", 4, 4).replace('[Board "1"]', '[board "1"]')
+    first = result(1, "Pass", "", r" 3nt   10\n pass 4\n", 4, 4).replace('[Board "1"]', '[board "1"]').replace(
+        "1S PASS", "1S! PASS? *").replace("\n}\n", "\n]\n")
     path.write_text(first + result(2, "3N", "S", r" 3N   10\n", 10, 14).replace("% PBN 2.1\n%Margins 2000,1000,2000,1000", ""))
     one, two = boards_of(path)
     assert (one.board, one.table, one.level, one.repairs) == (1, table("3N 10 P 4"), 0,
                                                               ("facit_nt_in_table", "facit_pass_in_table"))
     assert facit.award_points(one.table, one.level, one.strain, one.doubled, one.declarer) == one.facit_score == 4
+    assert one.auction == ("1S", "P")
     assert (two.board, two.facit_score, two.running_score) == (2, 10, 14)
 
 
