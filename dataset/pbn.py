@@ -38,12 +38,14 @@ Decisions where the standard is silent or real files disagree with it:
   suffix) and `$n` NAGs mark an alert; `=n=` (or `=n` glued to a call, as BBA writes `5C=1`)
   attaches `[Note "n:text"]` as the explanation; other suffixes (`?`, `!!`, `?!` ...) and
   irregularity marks (`^I`, `^S`) are ignored.
-* Bidding problems (BEN's Challenges files, DESIGN.md "Bidding problems (Facit)"): the first
-  `{...}` comment after `[Scoring "Facit"]` is the problem's award table, read by `facit` in the
-  pair order of the file's first non-empty table; a table whose `{` never closes ends before the
-  next line that starts with a tag, as BEN reads it (any other unterminated comment rejects its
-  game). A game with a table is a problem: its [Auction] section is the problem's script
-  (`facit.parse_script`: `AC` where our side is to call), kept apart from `auction`.
+* Bidding problems (BEN's Challenges files, DESIGN.md "Bidding problems (Facit)"): the comments
+  after `[Scoring "Facit"]` (in any case; after [Deal] in a game with no [Scoring]) hold the
+  problem's award table, chosen and read by `facit` (`facit.table_words`, `facit.parse_table`,
+  with the repairs named there) in the pair order of the file's first non-empty table; a comment
+  there whose `{` never closes ends before the next line that starts with a tag, as BEN reads a
+  table (any other unterminated comment rejects its game). A game with a table is a problem: its
+  [Auction] section is the problem's script (`facit.parse_script`: `AC` where our side is to
+  call), kept apart from `auction`. `facit.read_problems` reads problem files with this reader.
 * Declarer `"^X"` (an irregularity: X played the contract its partner won in the auction)
   records the auction's declarer, partner of X. Result `"^n"` is n tricks. A `"0"` with a
   contract and no play is what robot result files write on unplayed boards: `validate.check`
@@ -82,7 +84,7 @@ from .encodings import (
     parse_pbn_hand,
     partner,
 )
-from .record import BoardRecord, Reason, RecordError, Rejected
+from .record import BoardRecord, Reason, RecordError, Rejected, Repair
 from .text import bom_encoding, is_wide
 from .validate import owner_from_hands, replay_to_end
 
@@ -283,13 +285,14 @@ class _Tag:
 class _Game:
     """The tokens of one game inside a chunk."""
 
-    __slots__ = ("chunk", "start", "end", "tags", "notes", "award_text", "error")
+    __slots__ = ("chunk", "start", "end", "tags", "notes", "award_comments", "error")
 
     def __init__(self, chunk: str, start: int):
         self.chunk, self.start, self.end = chunk, start, len(chunk)
         self.tags: dict[str, _Tag] = {}
         self.notes: list[tuple[str, bool]] = []  # (value, after a Play section)
-        self.award_text: str | None = None  # the first comment after [Scoring "Facit"]: a problem's table
+        # (tag, text) of each comment after [Scoring "Facit"] or [Deal]: where a problem's table may be
+        self.award_comments: list[tuple[str, str]] = []
         self.error: RecordError | None = None
 
     def fail(self, reason: Reason, message: str, field_name: str) -> None:
@@ -329,10 +332,11 @@ def _games(chunk: str) -> Iterator[_Game]:
                 game.tags[name] = current
         elif kind in ("comment", "open_comment"):
             text = match.group(kind)
-            is_table = (current is not None and current.name == "Scoring" and current.value == facit.FACIT
-                        and game.award_text is None and text.startswith("{"))
-            if is_table:
-                game.award_text = text[1:].removesuffix("}")
+            may_be_table = current is not None and text.startswith("{") and (
+                (current.name == "Scoring" and current.value.strip().lower() == facit.FACIT.lower())
+                or (current.name == "Deal" and kind == "comment"))
+            if may_be_table:
+                game.award_comments.append((current.name, text[1:].removesuffix("}")))
             elif kind == "open_comment":  # as an unterminated comment anywhere else: it takes the rest
                 game.fail(Reason.SYNTAX, f"unterminated comment on line "
                           f"{chunk.count(chr(10), game.start, match.start(kind)) + 1} of the game",
@@ -382,8 +386,10 @@ class _CarriedTags:
     def resolve(self, game: _Game) -> dict[str, str]:
         """This game's tag values after copying; records a copying error on the game. Its award
         table, the file's first, fixes the pair order."""
-        if self.points_first is None and game.award_text is not None and game.award_text.split():
-            self.points_first = facit.is_points_first(game.award_text.split())
+        if self.points_first is None:
+            words = facit.table_words(_comments_after(game, "Scoring"))
+            if words:
+                self.points_first = facit.is_points_first(words)
         values: dict[str, str] = {}
         for name, tag in game.tags.items():
             value = tag.value
@@ -447,8 +453,7 @@ def _fill_record(record: BoardRecord, game: _Game, values: dict[str, str], point
     record.declarer = _parse_declarer(get("Declarer", ""))
     _parse_contract(record, get("Contract", ""))
     record.tricks = _parse_result(get("Result", ""), record.declarer)
-    if game.award_text is not None and record.scoring == facit.FACIT:
-        record.award_table = _parse_award_table(game.award_text, points_first)
+    _read_award_table(record, game, "Scoring" in values, points_first)
     if "Auction" in game.tags and record.award_table is not None:
         record.problem_script = _parse_script(values["Auction"], game.tags["Auction"].words, record.dealer)
     elif "Auction" in game.tags:
@@ -463,12 +468,41 @@ def _fill_record(record: BoardRecord, game: _Game, values: dict[str, str], point
             record.tags[name] = f"{value}\n{section}" if section else value
 
 
-def _parse_award_table(text: str, points_first: bool) -> list[tuple[str, int]]:
-    try:
-        table = facit.parse_table(text.split(), points_first)
-    except ValueError as error:
-        raise RecordError(Reason.SYNTAX, f"award table: {error}", "Scoring") from None
-    return [(award.contract, award.points) for award in table]
+def _comments_after(game: _Game, tag: str) -> list[str]:
+    return [text for name, text in game.award_comments if name == tag]
+
+
+def _read_award_table(record: BoardRecord, game: _Game, has_scoring: bool, points_first: bool) -> None:
+    """A problem's award table, from the comments after [Scoring "Facit"] (its value in any case),
+    or, in a game with no [Scoring] and no auction but a script (one with an `AC`), from those
+    after [Deal] when they read as a table; the typos repaired are added to the record's repairs."""
+    repairs: list[Repair] = []
+    if has_scoring:
+        if record.scoring is None or record.scoring.strip().lower() != facit.FACIT.lower():
+            return
+        repairs += [] if record.scoring == facit.FACIT else [Repair.FACIT_SCORING_CASE]
+        words = facit.table_words(_comments_after(game, "Scoring"), repairs)
+        if words is None:
+            return
+        try:
+            table = facit.parse_table(words, points_first, repairs)
+        except ValueError as error:
+            raise RecordError(Reason.SYNTAX, f"award table: {error}", "Scoring") from None
+    else:
+        auction = game.tags.get("Auction")
+        if auction is not None and facit.OUR_CALL not in (word.upper() for word in auction.words):
+            return  # a board played, whatever its comments say
+        repairs.append(Repair.FACIT_SCORING_MISSING)
+        words = facit.table_words(_comments_after(game, "Deal"), repairs)
+        try:
+            table = facit.parse_table(words, points_first, repairs) if words else None
+        except ValueError:
+            table = None  # a comment, not a table
+        if table is None:
+            return
+    record.scoring = facit.FACIT
+    record.award_table = [(award.contract, award.points) for award in table]
+    record.repairs += repairs
 
 
 def _parse_script(seat_text: str, words: list[str], dealer: int | None) -> list[int] | None:

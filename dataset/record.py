@@ -31,12 +31,19 @@ class Reason(str, Enum):
 
 
 class Repair(str, Enum):
-    """A change `validate.check` made to what a source said, so that an accepted record holds what
-    happened at the table and nothing more (listed in its `repairs`, counted per file in the ingest
-    manifest)."""
+    """A change `validate.check` or a reader made to what a source said, so that an accepted record
+    holds what happened at the table and nothing more (listed in its `repairs`, counted per file in
+    the ingest manifest)."""
 
     TRAILING_PASSES_DROPPED = "trailing_passes_dropped"  # passes typed after the end of the auction
     PLACEHOLDER_RESULT_DROPPED = "placeholder_result_dropped"  # a 0-trick result that nothing supports
+    # A bidding problem's typos whose meaning is clear (dataset/facit.py's decisions):
+    FACIT_SCORING_CASE = "facit_scoring_case"  # [Scoring "facit"] for "Facit"
+    FACIT_SCORING_MISSING = "facit_scoring_missing"  # no [Scoring] tag before an award table
+    FACIT_NOTE_BEFORE_TABLE = "facit_note_before_table"  # a {note} between [Scoring] and the table
+    FACIT_TABLE_CLOSED_BY_BRACKET = "facit_table_closed_by_bracket"  # `{2S 10 3S 6]`
+    FACIT_NT_IN_TABLE = "facit_nt_in_table"  # `3NT`/`4nt` for 3N, 4N
+    FACIT_PASS_IN_TABLE = "facit_pass_in_table"  # `pass` for the passed-out award P
 
 
 class RecordError(ValueError):

@@ -22,6 +22,7 @@ from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
 from bridgeflow.training.evaluation import challenge
 
 from test_cli_errors import one_line_error, run_cli
+from test_facit import CHANGED_TABLES, REPAIRED, UNREADABLE, challenge_files
 
 DEAL = "N:AKQJ.AKQ.AKQ.AKQ T987.JT9.JT9.JT9 6543.876.876.876 2.5432.5432.5432"
 
@@ -106,7 +107,7 @@ def test_the_rule_agent_end_to_end_on_real_files(shared_dir, tmp_path, capsys):
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     assert "CTC_mayjun20.pbn" in (tmp_path / "report.txt").read_text()
     for name in files:
-        problems = {problem.board: problem for problem in facit.read_problems(challenges(shared_dir) / name)}
+        problems = {problem.board: problem for problem in facit.read_problems(challenges(shared_dir) / name).problems}
         logged = [row for row in rows if row["file"] == name]
         assert [row["board"] for row in logged] == sorted(problems)
         for row in logged:
@@ -128,7 +129,7 @@ def test_the_rule_agent_end_to_end_on_real_files(shared_dir, tmp_path, capsys):
         assert totals["uncontested"]["points"] + totals["scripted"]["points"] == totals["all"]["points"]
 
         written = tmp_path / challenge.pbn_name(name, "rule")
-        results = facit.read_results(written)
+        results = facit.read_results(written).boards
         assert [(board.board, board.facit_score) for board in results] == [(row["board"], row["points"]) for row in logged]
         assert [board.table for board in results] == [problems[row["board"]].table for row in logged]
         assert results[-1].running_score == totals["all"]["points"]
@@ -167,6 +168,7 @@ def test_every_two_agents_get_a_paired_bootstrap_interval(shared_dir, tmp_path, 
 
 @pytest.mark.parametrize("options, named", [
     (["--problems", "no/such.pbn", "--agent", "rule"], "problem file (--problems) no/such.pbn: no such file"),
+    (["--problems", "EMPTY_FOLDER", "--agent", "rule"], "no *.pbn file in it"),
     (["--problems", "BW", "--agent", "gib"], "--agent unknown agent 'gib'"),
     (["--problems", "BW", "--agent", "ben@model.pt"], "BEN takes no @CHECKPOINT"),
     (["--problems", "BW", "--agent", "rule", "--compare", "RESULTS"], "--compare"),
@@ -177,35 +179,87 @@ def test_every_two_agents_get_a_paired_bootstrap_interval(shared_dir, tmp_path, 
 ])
 def test_bad_arguments_are_one_line_errors(shared_dir, tmp_path, capsys, options, named):
     results = challenges(shared_dir) / "Results" / "CTC_mayjun20-GIB-BBO-8712.pbn"  # not BW's boards
-    options = [{"BW": str(challenges(shared_dir) / "BW.pbn"), "RESULTS": str(results)}.get(option, option)
-               for option in options]
+    (tmp_path / "folder").mkdir()
+    options = [{"BW": str(challenges(shared_dir) / "BW.pbn"), "RESULTS": str(results),
+                "EMPTY_FOLDER": str(tmp_path / "folder")}.get(option, option) for option in options]
     status, err = run_cli(capsys, "challenge", *options, "--out", str(tmp_path / "out"))
     assert status == 2
     assert named in one_line_error(err)
     assert not (tmp_path / "out").exists()
 
 
-def test_a_bad_problem_file_names_file_board_and_field(tmp_path, capsys):
-    path = tmp_path / "problems.pbn"
-    path.write_text(f'[Board "7"]\n[Dealer "E"]\n[Vulnerable "None"]\n[Deal "{DEAL}"]\n[Scoring "Facit"]\n'
-                    '{ 4H 10 }\n[Auction "E"]\nAC 1H\n')
-    status, err = run_cli(capsys, "challenge", "--problems", str(path), "--agent", "rule", "--out", str(tmp_path / "out"))
-    assert status == 2
-    assert f"{path}: board 7: Auction: an AC falls on East or West" in one_line_error(err)
-
-
-@pytest.mark.parametrize("deal, named", [
-    ("", "Deal '': '' is not a seat"),
-    ("N:AKQJ.AKQ.AKQ.AKQ T987.JT9.JT9.JT9 6543.876.876.876", "not four hands of 13 different cards"),
-    ("N:AKQJ.AKQ.AKQ.AKQ T987.JT9.JT9.JT9 6543.876.876.876 2.5432.5432.543Z", "'Z' is not a rank"),
+@pytest.mark.parametrize("deal, auction, reason", [
+    (DEAL, '[Auction "E"]\nAC 1H\n', "Auction: an AC falls on East or West"),
+    ("", "", "Deal: not four hands of 13 cards"),
+    ("N:AKQJ.AKQ.AKQ.AKQ T987.JT9.JT9.JT9 6543.876.876.876", "", "Deal: 3 hands, not 4"),
+    ("N:AKQJ.AKQ.AKQ.AKQ T987.JT9.JT9.JT9 6543.876.876.876 2.5432.5432.543Z", "", "Deal: hand '2.5432.5432.543Z'"),
 ])
-def test_a_bad_deal_names_file_board_and_field(tmp_path, capsys, deal, named):
+def test_a_bad_problem_is_skipped_and_listed_and_the_others_are_scored(tmp_path, capsys, deal, auction, reason):
     path = tmp_path / "problems.pbn"
-    path.write_text(f'[Board "7"]\n[Dealer "E"]\n[Vulnerable "None"]\n[Deal "{deal}"]\n[Scoring "Facit"]\n{{ 4H 10 }}\n')
+    path.write_text(f'[Board "7"]\n[Dealer "E"]\n[Vulnerable "None"]\n[Deal "{deal}"]\n[Scoring "Facit"]\n'
+                    f'{{ 4H 10 }}\n{auction}\n[Board "8"]\n[Dealer "N"]\n[Vulnerable "None"]\n[Deal "{DEAL}"]\n'
+                    '[Scoring "Facit"]\n{ 4H 10 }\n')
     status, err = run_cli(capsys, "challenge", "--problems", str(path), "--agent", "rule", "--out", str(tmp_path / "out"))
-    assert status == 2
-    line = one_line_error(err)
-    assert f"{path}: board 7: Deal" in line and named in line
+    assert status == 0, err
+    metrics = json.loads((tmp_path / "out/metrics.json").read_text())
+    assert [row["board"] for row in pq.read_table(tmp_path / "out/boards.parquet").to_pylist()] == [8]
+    assert metrics["files"]["problems.pbn"]["rule"]["all"]["boards"] == 1
+    assert (metrics["read"]["problems"], metrics["read"]["skipped"]) == (1, 1)
+    skipped, = metrics["read"]["files"]["problems.pbn"]["skipped"]
+    assert (skipped["board"], skipped["line"]) == (7, 1) and skipped["reason"].startswith(reason)
+    assert f"problems.pbn board 7 (line 1): skipped: {reason}" in (tmp_path / "out/report.txt").read_text()
+
+
+def test_an_empty_file_is_a_warning_not_the_end_of_the_run(tmp_path, capsys):
+    empty = tmp_path / "empty.pbn"
+    empty.write_text("")
+    status, err = run_cli(capsys, "challenge", "--problems", str(empty), "--agent", "rule", "--out", str(tmp_path / "out"))
+    assert status == 0, err
+    assert "empty.pbn: 0 problems read, 0 skipped, 0 repaired; warning: empty: no game" in (
+        tmp_path / "out/report.txt").read_text()
+    assert pq.read_table(tmp_path / "out/boards.parquet").num_rows == 0
+    assert challenge.paired_interval([], [], 0) == {"difference": 0.0, "low": 0.0, "high": 0.0, "boards": 0}
+
+
+def test_challenge_over_real_files_with_typos_scores_every_readable_problem(shared_dir, tmp_path, capsys):
+    """A folder of BEN's files with the typos of tests/test_facit.py (and his file without tables,
+    an empty file, BW-Result with a typo and a bad board): every readable problem is bid as from
+    the clean files, the rest listed with file, board and reason; the totals count them."""
+    runs = {}
+    for kind in ("clean", "typos"):
+        _, results = challenge_files(shared_dir, tmp_path / kind, typos=kind == "typos")
+        status, err = run_cli(capsys, "challenge", "--problems", str(tmp_path / kind), "--agent", "rule",
+                              "--compare", str(results), "--out", str(tmp_path / f"{kind}-out"))
+        assert status == 0, err
+        out = tmp_path / f"{kind}-out"
+        runs[kind] = ({(row["file"], row["board"]): row for row in pq.read_table(out / "boards.parquet").to_pylist()},
+                      json.loads((out / "metrics.json").read_text()), (out / "report.txt").read_text())
+    (clean, _, _), (rows, metrics, report) = runs["clean"], runs["typos"]
+    unreadable = {(name, board): reason for name, board, _, _, reason in UNREADABLE}
+    assert set(rows) == set(clean) - set(unreadable) and len(rows) == metrics["read"]["problems"] == 36 + 20 + 40
+    bw = {problem.board: problem for problem in facit.read_problems(tmp_path / "typos/BW.pbn").problems}
+    for key, row in rows.items():
+        if key in CHANGED_TABLES:  # a P entry added: the same auction, scored with the new table
+            contract = replay(row["dealer"], parse_auction(row["auction"])).contract()
+            assert row["auction"] == clean[key]["auction"] and row["points"] == facit.award_points(
+                bw[key[1]].table, contract.level, contract.strain, contract.doubled, contract.declarer)
+        else:
+            assert row == clean[key], key
+    assert metrics["read"]["skipped"] == len(unreadable) == 4
+    for (name, board), reason in unreadable.items():
+        assert f"{name} board {board} (line " in report and f"skipped: {reason}" in report
+    assert metrics["read"]["repaired"] == len(REPAIRED)
+    for (name, board), repairs in REPAIRED.items():
+        assert f"{name} board {board}: repaired: {', '.join(repairs)}" in report
+    files = metrics["read"]["files"]
+    assert (files["empty.pbn"]["warning"], files["aug_sep_jan_feb.pbn"]["warning"]) == (
+        "empty: no game", "no problem: none of its 40 games has a Facit award table")
+    compared = metrics["comparisons"]["BW-Result"]["rule"]
+    assert compared["boards"] == 40 - 4 - 1 and [(item["board"], item["reason"]) for item in compared["skipped"]] == [
+        (2, "Contract '4Z6H' is not a contract")] + [(board, "its problem was not read") for board in (10, 11, 12, 13)]
+    assert "BW-Result board 2 (line " in report and "BW-Result board 10: not compared: its problem was not read" in report
+    assert compared["repaired"] == [{"board": 1, "repairs": ["facit_nt_in_table"]}]
+    assert "BW-Result board 1: repaired: facit_nt_in_table" in report
 
 
 def test_first_difference():
@@ -225,7 +279,7 @@ def test_compare_sets_auctions_beside_a_results_file(shared_dir, tmp_path, capsy
     assert status == 0, err
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     compared = metrics["comparisons"][results.stem]["rule"]
-    theirs = {board.board: board for board in facit.read_results(results)}
+    theirs = {board.board: board for board in facit.read_results(results).boards}
     rows = {row["board"]: row for row in pq.read_table(tmp_path / "boards.parquet").to_pylist()}
     assert compared["problems"] == "CTC_mayjun20.pbn" and compared["boards"] == len(theirs) == 20
     for board in compared["per_board"]:
@@ -273,7 +327,7 @@ def test_compare_with_a_results_file_of_some_boards(shared_dir, tmp_path, capsys
     games = source.split("\n[BCFlags ")
     partial = tmp_path / "partial.pbn"
     partial.write_text("\n[BCFlags ".join(games[:4]) + "\n")
-    kept = len(facit.read_results(partial))
+    kept = len(facit.read_results(partial).boards)
     assert 0 < kept < 20
     status, err = run_cli(capsys, "challenge", "--problems", str(challenges(shared_dir) / "CTC_mayjun20.pbn"),
                           "--agent", "rule", "--compare", str(partial), "--out", str(tmp_path / "out"))

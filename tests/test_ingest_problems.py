@@ -23,6 +23,8 @@ from bridgeflow.dataset.validate import check
 from bridgeflow.pipelines import ingest
 from bridgeflow.training.bidding import bsm_data
 
+from test_facit import UNREADABLE, challenge_files
+
 CHALLENGES = "data/challenges/lorserker_ben/Challenges"
 # Problems per file, and how many of them are scripted, counted by facit.read_problems.
 PROBLEMS = {"BW.pbn": 40, "BW2.pbn": 40, "CTC_mayjun20.pbn": 20, "oct13_feb23_nov23_jun24.pbn": 40}
@@ -68,7 +70,7 @@ def test_every_problem_is_kept_with_facits_table_and_script(ingested, challenges
     records = rows(out / "ingest/records")
     for name, count in PROBLEMS.items():
         kept = sorted((row for row in records if row["name"] == name), key=lambda row: row["source_position"])
-        problems = facit.read_problems(challenges / name)
+        problems = facit.read_problems(challenges / name).problems
         assert len(kept) == len(problems) == count
         for row, problem in zip(kept, problems):
             assert (row["board"], row["dealer"], row["vulnerability"]) == (problem.board, problem.dealer,
@@ -172,7 +174,7 @@ def test_the_oddities_are_read_as_facit_reads_them(odd_file):
     assert all(isinstance(record, BoardRecord) for record in records), records
     assert [(record.board, record.award_table, record.problem_script) for record in records] == ODD_EXPECTED
     assert [(problem.board, table_pairs(problem.table), facit.script_indices(problem.script) or None)
-            for problem in facit.read_problems(odd_file)] == ODD_EXPECTED
+            for problem in facit.read_problems(odd_file).problems] == ODD_EXPECTED
     assert all(record.auction is None and record.contract_level is None for record in records)
 
 
@@ -288,3 +290,45 @@ def test_a_problem_writes_and_reads_back(odd_file):
 def test_a_problem_that_would_not_read_back_is_not_written(fields, message):
     with pytest.raises(ValueError, match=message):
         pbn.format_pbn(BoardRecord("f.pbn", "pbn", 0, 1, **fields))
+
+
+def test_the_ingest_and_the_challenge_read_damaged_problem_files_alike(shared_dir, tmp_path):
+    """One reader: on BEN's files with typos (tests/test_facit.py TYPOS, UNREADABLE) each problem
+    the challenge reads is the ingest's record, with the same repairs; each game the ingest
+    quarantines is a problem the challenge skips; the rest of what it skips it accepts as records."""
+    files, _ = challenge_files(shared_dir, tmp_path / "typos", typos=True)
+    for path in files:
+        read = facit.read_problems(path)
+        records = read_records(path)
+        accepted = [item for item in records if isinstance(item, BoardRecord) and item.award_table is not None]
+        assert [(problem.board, table_pairs(problem.table), facit.script_indices(problem.script) or None,
+                 list(problem.repairs)) for problem in read.problems] == [
+            (record.board, record.award_table, record.problem_script, [repair.value for repair in record.repairs])
+            for record in accepted if record.board not in {item.board for item in read.skipped}]
+        quarantined = {item.source_line for item in records if isinstance(item, Rejected)}
+        assert quarantined <= {item.line for item in read.skipped}
+        assert len(quarantined) == sum(name == path.name and not reason.startswith("Deal")
+                                       for name, _, _, _, reason in UNREADABLE)
+
+
+def read_records(path: Path) -> list[BoardRecord | Rejected]:
+    return [check(item) if isinstance(item, BoardRecord) else item for item in pbn.parse_pbn(path.read_bytes(), str(path))]
+
+
+def test_a_comment_after_the_deal_is_a_table_only_in_a_game_without_scoring_that_reads_as_one(tmp_path):
+    """[Scoring] left out before `{4H 10}`: a problem, repaired (with its script); a note there, an
+    auction played (no AC), or any comment when [Scoring] names another scoring, leaves a plain deal."""
+    path = tmp_path / "deals.pbn"
+    path.write_text("\n".join([problem_game(1, "N", "{4H 10}", '[Auction "N"]\nAC 1S AC\n').replace(
+                                   '[Scoring "Facit"]\n', ""),
+                               problem_game(2, "N", "{4H made}").replace('[Scoring "Facit"]\n', ""),
+                               problem_game(3, "N", "{4H 10}", scoring="IMP"),
+                               problem_game(4, "N", "{a note}\n{4H 10}", scoring="FACIT "),
+                               problem_game(5, "N", "{4H 10}", '[Auction "N"]\n1H P 4H AP\n').replace(
+                                   '[Scoring "Facit"]\n', "")]))
+    records = read(path)
+    assert [(record.board, record.scoring, record.award_table, [repair.value for repair in record.repairs])
+            for record in records] == [
+        (1, "Facit", [("4H", 10)], ["facit_scoring_missing"]), (2, None, None, []), (3, "IMP", None, []),
+        (4, "Facit", [("4H", 10)], ["facit_scoring_case", "facit_note_before_table"]), (5, None, None, [])]
+    assert records[0].problem_script == script_calls("AC 1S AC") and records[4].auction == script_calls("1H P 4H P P P")

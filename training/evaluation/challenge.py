@@ -1,6 +1,6 @@
 """Bidding problems scored by Facit (BEN's Challenges): `bridgeflow challenge`.
 
-    bridgeflow challenge --problems BW.pbn [--problems ...] --agent rule [--agent bsm@model.pt] \
+    bridgeflow challenge --problems BW.pbn|FOLDER [--problems ...] --agent rule [--agent bsm@model.pt] \
         --out data/challenge [--bsm MODEL] [--nndda MODEL] [--params params.yaml] [--set search.KEY=VALUE] \
         [--compare RESULTS.pbn ...]
 
@@ -17,18 +17,25 @@ each is reseeded per board from (--seed, file, board), so a board's auction does
 the others. Writes to --out:
   boards.parquet       one row per (file, board, agent): auction, contract, points, top points,
                        substitutions
-  report.txt           the totals, then every board: N/S hands, our auction, points, the top contract
+  report.txt           the totals, what was read of each file (the problems skipped, with board
+                       and reason, and repaired, with the typos named), then every board: N/S
+                       hands, our auction, points, the top contract
   metrics.json         totals per file and agent (uncontested and scripted apart), time per decision
                        per agent, and, for every two agents, the paired bootstrap 95% interval of
-                       the difference in percent; with --compare, per Results file (its stem)
-                       and agent (`comparisons`)
+                       the difference in percent; `read`: per file the problems read, skipped and
+                       repaired and its warning, and their counts over all files; with --compare,
+                       per Results file (its stem) and agent (`comparisons`, with its boards
+                       skipped and repaired)
   STEM-AGENT.pbn       the agent's auctions shaped like BEN's Results files (Score Table and a
                        Facit Score line per board; `facit.read_results` reads them back)
 
 `--compare RESULTS.pbn` sets each agent's auctions beside a robot's Results file of the same
 problems (BEN's Challenges/Results; paired with the --problems file holding its deals): the share
 of identical auctions, the first call where each board's auctions differ, and both Facit totals
-(theirs as the file scored it)."""
+(theirs as the file scored it).
+
+A problem or Results board that cannot be read is skipped and listed, never the end of the run; a
+file with no problem (empty, or without award tables) is a warning (`facit.read_problems`)."""
 
 from __future__ import annotations
 
@@ -50,7 +57,7 @@ from tqdm import tqdm
 
 from bridgeflow.dataset import facit
 from bridgeflow.dataset.auction import AuctionState, Contract
-from bridgeflow.dataset.encodings import PASS, SEATS, VUL_NAMES, call_name, hand_to_pbn, parse_call, parse_pbn_hand
+from bridgeflow.dataset.encodings import PASS, SEATS, VUL_NAMES, call_name, hand_to_pbn, parse_call
 from bridgeflow.dataset.errors import InputError, existing
 from bridgeflow.training.params import load_section
 from bridgeflow.training.search.monte_carlo import SearchConfig
@@ -81,33 +88,10 @@ class Bidding:
     substitutions: list[str] = field(default_factory=list)
 
 
-def seat_hands(deal: str) -> list[list[int]]:
-    """A [Deal] text ('W:hand hand hand hand') -> the card indices of N, E, S, W."""
-    first, _, text = deal.partition(":")
-    if first.strip().upper() not in tuple(SEATS):
-        raise ValueError(f"{first!r} is not a seat")
-    start = SEATS.index(first.strip().upper())
-    hands = [[] for _ in range(4)]
-    for offset, hand in enumerate(text.split()):
-        hands[(start + offset) % 4] = parse_pbn_hand(hand)
-    return hands
-
-
-def check_deal(problem: facit.Problem, path: Path) -> None:
-    """InputError naming file, board and field unless the [Deal] gives four hands of 13 cards."""
-    try:
-        hands = seat_hands(problem.deal)
-    except ValueError as error:
-        raise InputError(f"{path}: board {problem.board}: Deal {problem.deal!r}: {error}") from None
-    counts = [len(hand) for hand in hands]
-    if counts != [13] * 4 or len({card for hand in hands for card in hand}) != 52:
-        raise InputError(f"{path}: board {problem.board}: Deal {problem.deal!r}: not four hands of 13 different cards")
-
-
 def bid_problem(problem: facit.Problem, agent: Agent, seconds: list[float] | None = None) -> Bidding:
     """Bid `problem` with `agent` for N/S along its script (module docstring: the rules); the
     seconds of each of the agent's decisions go to `seconds`."""
-    hands = seat_hands(problem.deal)
+    hands = facit.seat_hands(problem.deal)
     state = AuctionState.start(problem.dealer)
     substitutions = []
     while not state.finished:
@@ -188,6 +172,8 @@ def paired_interval(first: Sequence[dict], second: Sequence[dict], seed: int) ->
     interval over boards (BOOTSTRAP_DRAWS draws, a fixed seed)."""
     difference = np.array([a["points"] - b["points"] for a, b in zip(first, second)], float)
     best = np.array([a["top_points"] for a in first], float)
+    if not len(best):  # every problem skipped
+        return {"difference": 0.0, "low": 0.0, "high": 0.0, "boards": 0}
     draws = np.random.default_rng(seed).integers(0, len(best), (BOOTSTRAP_DRAWS, len(best)))
     sums = best[draws].sum(axis=1)
     percents = 100.0 * difference[draws].sum(axis=1) / np.where(sums > 0, sums, 1.0)
@@ -214,13 +200,19 @@ def summarise(rows: list[dict], agents: Sequence[str], seed: int) -> dict:
 
 
 def results_file_of(problems: dict[str, list[facit.Problem]], theirs: Sequence[facit.RobotBoard], path: Path) -> str:
-    """The --problems file whose boards have the deals of Results file `path`, or InputError."""
-    deals = {board.board: seat_hands(board.deal) for board in theirs}
+    """The --problems file whose problems have the deals of Results file `path`'s boards: no board
+    of both with another deal, and the most boards of both (a board whose problem was skipped is
+    in the Results file alone); InputError when no file has one of them."""
+    deals = {board.board: facit.seat_hands(board.deal) for board in theirs}
+    shared = {}
     for file, file_problems in problems.items():
-        by_board = {problem.board: problem for problem in file_problems}
-        if all(number in by_board and seat_hands(by_board[number].deal) == hands for number, hands in deals.items()):
-            return file
-    raise InputError(f"--compare {path}: no --problems file has its {len(deals)} boards' deals")
+        hands = {problem.board: facit.seat_hands(problem.deal) for problem in file_problems if problem.board in deals}
+        if all(hands[number] == deals[number] for number in hands):
+            shared[file] = len(hands)
+    best = max(shared, key=shared.get, default=None)
+    if best is None or not shared[best]:
+        raise InputError(f"--compare {path}: no --problems file has its {len(deals)} boards' deals")
+    return best
 
 
 def first_difference(ours: Sequence[str], theirs: Sequence[str], dealer: int) -> dict | None:
@@ -248,32 +240,47 @@ def kept_script(problem: facit.Problem, auction: Sequence[str]) -> bool:
     return True
 
 
-def _kept_script(problem: facit.Problem, auction: Sequence[str], path: Path) -> bool:
-    try:
-        return kept_script(problem, auction)
-    except ValueError as error:  # an illegal call in the file's auction
-        raise InputError(f"{path}: board {problem.board}: Auction: {error}") from None
+def comparable(results: facit.ResultsFile, problems: dict[int, facit.Problem]
+               ) -> tuple[list[tuple[facit.RobotBoard, bool]], list[dict]]:
+    """The boards of a Results file that can be set beside their problems, each with whether it
+    kept the problem's script, and the others (those it could not read among them), each with its
+    board, line and reason."""
+    pairs, skipped = [], [asdict(item) for item in results.skipped]
+    for board in results.boards:
+        problem = problems.get(board.board)
+        if problem is None:
+            skipped.append({"board": board.board, "line": None, "reason": "its problem was not read"})
+            continue
+        try:
+            pairs.append((board, kept_script(problem, board.auction)))
+        except ValueError as error:  # an illegal call in the file's auction
+            skipped.append({"board": board.board, "line": None, "reason": f"Auction: {error}"})
+    return pairs, skipped
 
 
-def comparison(rows: Sequence[dict], problems: dict[str, list[facit.Problem]], path: Path, agents: Sequence[str]) -> dict:
-    """Per agent, its auctions beside those of Results file `path` (module docstring), also counted
-    over the boards where the file kept the problem's script (`kept_script`)."""
-    theirs = facit.read_results(path)
-    file = results_file_of(problems, theirs, path)
-    by_board = {problem.board: problem for problem in problems[file]}
+def comparison(rows: Sequence[dict], problems: dict[str, list[facit.Problem]], results: facit.ResultsFile,
+               agents: Sequence[str]) -> dict:
+    """Per agent, its auctions beside those of a Results file (module docstring), also counted
+    over the boards where the file kept the problem's script (`kept_script`); the boards that
+    cannot be compared are listed (`skipped`)."""
+    file = results_file_of(problems, results.boards, results.path)
+    pairs, skipped = comparable(results, {problem.board: problem for problem in problems[file]})
     out = {}
     for agent in agents:
         ours = {row["board"]: row for row in rows if row["file"] == file and row["agent"] == agent}
         boards = []
-        for board in theirs:
+        for board, script_kept in pairs:
             row = ours[board.board]
             boards.append({"board": board.board, "auction": row["auction"], "their_auction": " ".join(board.auction),
                            "first_difference": first_difference(row["auction"].split(), board.auction, row["dealer"]),
-                           "their_script_kept": _kept_script(by_board[board.board], board.auction, path),
+                           "their_script_kept": script_kept,
                            "points": row["points"], "their_points": board.facit_score, "top_points": row["top_points"]})
         identical = sum(board["first_difference"] is None for board in boards)
         kept = [board for board in boards if board["their_script_kept"]]
-        out[agent] = {"problems": file, "boards": len(boards), "identical_auctions": identical,
+        out[agent] = {"problems": file, "boards": len(boards), "skipped": skipped,
+                      "repaired": [{"board": board.board, "repairs": list(board.repairs)}
+                                   for board in results.boards if board.repairs],
+                      "identical_auctions": identical,
                       "share_identical": identical / len(boards) if boards else 0.0,
                       "boards_script_kept": len(kept),
                       "identical_where_script_kept": sum(board["first_difference"] is None for board in kept),
@@ -290,8 +297,55 @@ def comparison_lines(comparisons: dict) -> list[str]:
             lines.append(f"{agent} vs {results}: {result['identical_auctions']}/{result['boards']} identical auctions "
                          f"({100 * result['share_identical']:.0f}%; {result['identical_where_script_kept']}/"
                          f"{result['boards_script_kept']} where it kept the scripts); Facit {result['points']}/"
-                         f"{result['max']} against their {result['their_points']}/{result['max']}")
+                         f"{result['max']} against their {result['their_points']}/{result['max']}"
+                         + (f"; {len(result['skipped'])} of its boards skipped" if result["skipped"] else ""))
     return lines
+
+
+def reading(files: Sequence[facit.ProblemFile]) -> dict:
+    """What was read of each problem file (its name -> problems, the boards skipped and repaired,
+    its warning), and the counts over all files."""
+    out = {"files": {}}
+    for read in files:
+        out["files"][read.path.name] = {
+            "problems": len(read.problems), "skipped": [asdict(item) for item in read.skipped],
+            "repaired": [{"board": problem.board, "repairs": list(problem.repairs)}
+                         for problem in read.problems if problem.repairs],
+            "warning": read.warning}
+    entries = out["files"].values()
+    out["problems"] = sum(entry["problems"] for entry in entries)
+    out["skipped"] = sum(len(entry["skipped"]) for entry in entries)
+    out["repaired"] = sum(len(entry["repaired"]) for entry in entries)
+    return out
+
+
+def file_lines(read: dict) -> list[str]:
+    """One line per problem file: its problems, those skipped and repaired, its warning."""
+    return [f"{file}: {entry['problems']} problems read, {len(entry['skipped'])} skipped, "
+            f"{len(entry['repaired'])} repaired" + (f"; warning: {entry['warning']}" if entry["warning"] else "")
+            for file, entry in read["files"].items()]
+
+
+def reading_lines(read: dict, comparisons: dict) -> list[str]:
+    """`file_lines`, then one line per board skipped or repaired, of the problem files and of the
+    compared Results files."""
+    lines = file_lines(read)
+    for file, entry in read["files"].items():
+        lines += [f"{file} {_board_name(item)}: skipped: {item['reason']}" for item in entry["skipped"]]
+        lines += [f"{file} board {item['board']}: repaired: {', '.join(item['repairs'])}" for item in entry["repaired"]]
+    for results, by_agent in comparisons.items():
+        result = next(iter(by_agent.values()), {})
+        lines += [f"{results} {_board_name(item)}: not compared: {item['reason']}" for item in result.get("skipped", [])]
+        lines += [f"{results} board {item['board']}: repaired: {', '.join(item['repairs'])}"
+                  for item in result.get("repaired", [])]
+    return lines
+
+
+def _board_name(item: dict) -> str:
+    """'board 7 (line 120)', 'board 7' or 'game at line 120'."""
+    if item["board"] is None:
+        return f"game at line {item['line']}"
+    return f"board {item['board']}" + (f" (line {item['line']})" if item["line"] is not None else "")
 
 
 def summary_lines(metrics: dict) -> list[str]:
@@ -322,10 +376,11 @@ def report_text(metrics: dict, rows: list[dict], problems: dict[str, dict[int, f
     contract and points against the top award, and where it parts from each compared Results file."""
     comparisons = metrics.get("comparisons", {})
     lines = ["Facit bidding challenge (our side N/S; points / sum of each board's top award)", "",
-             *summary_lines(metrics), *comparison_lines(comparisons), ""]
+             *summary_lines(metrics), *comparison_lines(comparisons), "",
+             *reading_lines(metrics["read"], comparisons), ""]
     for (file, board_number), board_rows in _by_board(rows).items():
         problem = problems[file][board_number]
-        hands = seat_hands(problem.deal)
+        hands = facit.seat_hands(problem.deal)
         lines += [f"{file} board {board_number}: dealer {SEATS[problem.dealer]}, vulnerable {VUL_NAMES[problem.vulnerability]}, "
                   f"{board_rows[0]['kind']}" + (f" ({' '.join(problem.script)})" if problem.script else ""),
                   f"  N  {hand_line(hands[0])}", f"  S  {hand_line(hands[2])}",
@@ -399,8 +454,8 @@ def make_agents(names: Sequence[str], factory: AgentFactory) -> dict[str, Agent]
 def run(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(prog="bridgeflow challenge",
                                      description="Bid BEN's Challenges problems and score them by Facit.")
-    parser.add_argument("--problems", action="append", required=True, metavar="FILE.pbn",
-                        help="a Challenges problem file (repeatable)")
+    parser.add_argument("--problems", action="append", required=True, metavar="FILE.pbn|FOLDER",
+                        help="a Challenges problem file, or a folder: its *.pbn files (repeatable)")
     parser.add_argument("--agent", action="append", required=True,
                         help="rule | bsm | bsm-sample | search, optionally @CHECKPOINT, or ben | ben-nosearch (repeatable)")
     parser.add_argument("--out", required=True, help="boards.parquet, report.txt, metrics.json, *.pbn go here")
@@ -415,14 +470,12 @@ def run(argv: list[str] | None = None) -> dict:
                              "differences, Facit totals (repeatable)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)  # one decision at a time: one thread (see evaluate.run)
-    problems = {}
-    for path in args.problems:
-        path = existing(path, "problem file (--problems)")
-        if path.name in problems:
-            raise InputError(f"--problems names {path.name} twice")
-        problems[path.name] = facit.read_problems(path)
-        for problem in problems[path.name]:
-            check_deal(problem, path)
+    paths = problem_paths(args.problems)
+    names = [path.name for path in paths]
+    if len(set(names)) != len(names):
+        raise InputError(f"--problems names {next(name for name in names if names.count(name) > 1)} twice")
+    problem_files = [facit.read_problems(path) for path in paths]
+    problems = {read.path.name: read.problems for read in problem_files}
     others = [item for item in args.set if not item.startswith("search.")]
     if others:
         raise InputError(f"--set takes search params only (search.KEY=VALUE), not {others[0]!r}")
@@ -430,9 +483,9 @@ def run(argv: list[str] | None = None) -> dict:
         search_config = load_section(SearchConfig, args.params, "search", [item.removeprefix("search.") for item in args.set])
     except ValueError as error:
         raise InputError(f"search params ({args.params}, --set): {error}") from None
-    compared = [existing(path, "Results file (--compare)") for path in args.compare]
-    for path in compared:
-        results_file_of(problems, facit.read_results(path), path)  # before any bidding
+    compared = [facit.read_results(existing(path, "Results file (--compare)")) for path in args.compare]
+    for results in compared:
+        results_file_of(problems, results.boards, results.path)  # before any bidding
     factory = AgentFactory(args.bsm, args.nndda, search_config)
     seconds: dict[str, list[float]] = {}
     try:
@@ -447,9 +500,10 @@ def run(argv: list[str] | None = None) -> dict:
     metrics = summarise(rows, list(agents), args.seed) | {
         "agents": list(agents), "problems": [str(path) for path in args.problems], "seed": args.seed,
         "checkpoints": factory.checkpoints, "search": asdict(search_config),
-        "bootstrap_draws": BOOTSTRAP_DRAWS, "time_per_decision": timings}
+        "bootstrap_draws": BOOTSTRAP_DRAWS, "time_per_decision": timings, "read": reading(problem_files)}
     if compared:
-        metrics["comparisons"] = {path.stem: comparison(rows, problems, path, list(agents)) for path in compared}
+        metrics["comparisons"] = {results.path.stem: comparison(rows, problems, results, list(agents))
+                                  for results in compared}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_pylist(rows, schema=LOG_SCHEMA), out / "boards.parquet")
@@ -462,7 +516,22 @@ def run(argv: list[str] | None = None) -> dict:
             (out / pbn_name(file, agent)).write_text(results_pbn(chosen, by_board[file], file, agent))
     for line in summary_lines(metrics) + comparison_lines(metrics.get("comparisons", {})):
         print(line)
+    for line in file_lines(metrics["read"]):
+        print(line)
     return metrics
+
+
+def problem_paths(given: Sequence[str]) -> list[Path]:
+    """The files --problems names: each file, and each folder's *.pbn files in name order;
+    InputError for a missing path or a folder without one."""
+    paths = []
+    for text in given:
+        path = existing(text, "problem file (--problems)")
+        found = sorted(path.glob("*.pbn")) if path.is_dir() else [path]
+        if not found:
+            raise InputError(f"problem folder (--problems) {path}: no *.pbn file in it")
+        paths += found
+    return paths
 
 
 def pbn_name(file: str, agent: str) -> str:

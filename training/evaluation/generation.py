@@ -93,18 +93,16 @@ def play_matches(agents: dict[str, str], matches: list[str], boards: Boards, fac
 
 
 def facit_scores(agents: dict[str, str], files: list[str], factory: AgentFactory, seed: int) -> dict:
-    """Every agent's Facit totals on the problem files, and each one's paired difference to base."""
-    problems = {}
-    for path in files:
-        path = existing(path, "problem file (--facit)")
-        problems[path.name] = facit.read_problems(path)
-        for problem in problems[path.name]:
-            challenge.check_deal(problem, path)
+    """Every agent's Facit totals on the problem files, and each one's paired difference to base;
+    `skipped`: per file, the problems that could not be read (`challenge`'s report lists them)."""
+    read = [facit.read_problems(existing(path, "problem file (--facit)")) for path in files]
+    problems = {problem_file.path.name: problem_file.problems for problem_file in read}
     labels = [label for label in agents if label != BASE and agents[label] != agents.get(BASE)]
     labels += [BASE] if BASE in agents else []  # the paired differences are label - base
     rows = challenge.play(problems, {label: factory.make(agents[label]) for label in labels}, seed)
     metrics = challenge.summarise(rows, labels, seed)
-    return {"files": list(problems), "totals": metrics["all"],
+    return {"files": list(problems), "skipped": {problem_file.path.name: len(problem_file.skipped) for problem_file in read},
+            "totals": metrics["all"],
             "vs_base": {label: metrics["paired"][f"{label} - {BASE}"]["all"]
                         for label in labels if label != BASE and BASE in agents}}
 
