@@ -1,5 +1,5 @@
 """The boundary to the double-dummy solver (DDS 2.9 through endplay): our `owner` in, our DD table
-layout out (int8[20] = [declarer N,E,S,W][strain C,D,H,S,NT], DESIGN.md).
+layout out (int8[20] = [declarer N,E,S,W][strain C,D,H,S,NT], docs/conventions.md).
 
 DDS runs only inside a `Solver` child process, never in the caller: two Python threads calling
 DDS crash it, DDS accepts some malformed deals and answers garbage (so every deal is checked to

@@ -159,7 +159,7 @@ _SEATS_PER_CARD = np.repeat(np.arange(4, dtype=np.int8), 13)
 
 def random_owner(seed: int, index: int) -> np.ndarray:
     """int8[52]: the seat of each card of synthetic board `index`, a pure function of (seed, index)
-    (DESIGN.md: determinism), so any board of a corpus can be regenerated alone."""
+    (docs/conventions.md: determinism), so any board of a corpus can be regenerated alone."""
     rng = np.random.default_rng([seed, index])
     return _SEATS_PER_CARD[rng.permutation(52)]
 

@@ -1,4 +1,4 @@
-"""Bidding problems scored by Facit (DESIGN.md "Bidding problems (Facit)"): the award tables of
+"""Bidding problems scored by Facit (docs/conventions.md, "Bidding problems (Facit)"): the award tables of
 BEN's Challenges files, the robots' Results files, and BEN's rule for scoring a final contract.
 
 A table is a tuple of `Award`s in the file's order, each contract normalised upper case as an

@@ -91,7 +91,7 @@ class BoardRecord:
     tricks: int | None = None  # tricks taken by declarer
     claim: int | None = None  # tricks claimed by declarer (LIN mc)
 
-    # A bidding problem (DESIGN.md "Bidding problems (Facit)"), not a board played: its [Auction]
+    # A bidding problem (docs/conventions.md, "Bidding problems (Facit)"), not a board played: its [Auction]
     # is a script, never `auction`.
     award_table: list[tuple[str, int]] | None = None  # (contract, points) in the file's order
     problem_script: list[int] | None = None  # call indices from dealer, facit.OUR_CALL_INDEX where N/S call

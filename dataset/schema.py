@@ -1,7 +1,7 @@
 """The Arrow schemas of every table bridgeflow writes, in one place, and the conversion of an
 accepted `BoardRecord` into a records row (derived columns included).
 
-Layouts follow DESIGN.md: owner int8[52] (seat per card, -1 unknown), dd_tricks int8[20] =
+Layouts follow docs/conventions.md: owner int8[52] (seat per card, -1 unknown), dd_tricks int8[20] =
 [declarer N,E,S,W][strain C,D,H,S,NT] flattened declarer-major.
 
 A bidding problem (a board of BEN's Challenges files: `[Scoring "Facit"]` and an award table in
@@ -65,7 +65,7 @@ RECORDS = pa.schema(
         pa.field("alerts", pa.list_(pa.bool_())),
         pa.field("explanations", pa.list_(pa.string())),
         pa.field("auction_complete", pa.bool_()),
-        # a bidding problem (DESIGN.md "Bidding problems (Facit)"): a deal with an award table, not
+        # a bidding problem (docs/conventions.md, "Bidding problems (Facit)"): a deal with an award table, not
         # a board played (its auction, contract and result are null); both columns null elsewhere
         pa.field("award_table", pa.list_(AWARD)),  # (contract, points) in the file's order: "4S", "N6N", "E5CX"
         pa.field("problem_script", pa.list_(pa.int8())),  # from dealer: calls, -1 where N/S call; null = none

@@ -115,7 +115,7 @@ def test_hand_macros_count_only_known_cards_of_a_partial_deal():
     assert lengths == encodings.suit_lengths(owner).tolist()
 
 
-# Arguments outside DESIGN.md's encodings (seats 0-3, strains 0-4, suits 0-3, levels 1-7, doubled
+# Arguments outside docs/conventions.md's encodings (seats 0-3, strains 0-4, suits 0-3, levels 1-7, doubled
 # 0-2, tricks 0-13, calls 0-37, vulnerability 0-3, a 52-card owner of seats -1..3, a 20-cell DD
 # table of 0-13 tricks), or NULL: every macro must answer NULL, never a plausible number. (A
 # fractional seat, strain or call is a DuckDB type error in the macros that index a list or a range.)

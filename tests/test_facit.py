@@ -92,7 +92,7 @@ def test_other_words_are_not_contracts(text):
 
 @pytest.mark.parametrize("words, read, repairs", [
     ("3nt 10 S4NT 8 pass 4 4NTX 2", "3N 10 S4N 8 P 4 4NX 2", ["facit_nt_in_table", "facit_pass_in_table"]),
-    ("4S 10 P 4", "4S 10 P 4", []),  # the award for passing out, as DESIGN.md writes it
+    ("4S 10 P 4", "4S 10 P 4", []),  # the award for passing out, as docs/conventions.md writes it
 ])
 def test_table_typos_are_repaired_and_named(words, read, repairs):
     made = []

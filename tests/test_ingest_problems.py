@@ -1,4 +1,4 @@
-"""Ingest keeps what BEN's Challenges files carry (DESIGN.md "Bidding problems (Facit)"): each
+"""Ingest keeps what BEN's Challenges files carry (docs/conventions.md, "Bidding problems (Facit)"): each
 problem's award table and its script with the `AC` places, read by dataset/facit.py's parsers as
 `bridgeflow challenge` reads them, in columns of their own that nothing reading `auction` takes
 for a board played. The real files through the whole ingest and catalog; the edge cases on small

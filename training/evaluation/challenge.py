@@ -4,7 +4,7 @@
         --out data/challenge [--bsm MODEL] [--nndda MODEL] [--params params.yaml] [--set search.KEY=VALUE] \
         [--compare RESULTS.pbn ...]
 
-Each problem is bid by the agent for N and S (DESIGN.md "Bidding problems (Facit)"): along a
+Each problem is bid by the agent for N and S (docs/conventions.md, "Bidding problems (Facit)"): along a
 problem's script our side's scripted calls are forced and its `AC` places are the agent's; an
 opponent's scripted call is made if legal, else Pass (BEN's rule); after the script (and on
 uncontested problems, which have none) E/W pass and the agent bids N and S. Every call that is not
