@@ -49,6 +49,7 @@ from bridgeflow.pipelines.runner import add_runner_arguments, pipeline_options
 from bridgeflow.pipelines.shards import compact, lock_output, number_shards, publish, write_json, write_table
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.dd.exact_dd import ExactDD
+from bridgeflow.training.evaluation.board_report import write_report
 from bridgeflow.training.model_files import model_file
 from bridgeflow.training.params import load_section
 from bridgeflow.training.search.monte_carlo import MonteCarloSearch, SearchConfig, load_scorer
@@ -200,6 +201,7 @@ def run(argv: list[str] | None = None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     with lock_output(out, "selfplay"):
         summary = generate(args, beam_args, out, config, search, models[0], partner, models, started)
+        write_report(out)
     LOG.info("selfplay: %s", json.dumps({k: v for k, v in summary.items() if not isinstance(v, dict)}))
     return summary
 

@@ -57,6 +57,7 @@ from bridgeflow.training.search.monte_carlo import SearchConfig
 
 from .agents import Agent
 from .ben import BenAgent
+from .board_report import write_report
 from .evaluate import AgentFactory, timing_summary
 
 BOOTSTRAP_DRAWS = 10_000
@@ -460,6 +461,7 @@ def run(argv: list[str] | None = None) -> dict:
         for agent in agents:
             chosen = [row for row in rows if row["file"] == file and row["agent"] == agent]
             (out / pbn_name(file, agent)).write_text(results_pbn(chosen, by_board[file], file, agent))
+    write_report(out)
     for line in summary_lines(metrics) + comparison_lines(metrics.get("comparisons", {})):
         print(line)
     return metrics

@@ -48,6 +48,7 @@ from bridgeflow.training.params import load_section
 from bridgeflow.training.search.monte_carlo import SearchConfig
 
 from . import challenge
+from .board_report import write_report
 from .evaluate import AgentFactory, Boards, Progress, load_boards, summary, team_match
 
 BASE, BEN, NEW, PREVIOUS, RULE = "base", "ben", "new", "previous", "rule"
@@ -263,6 +264,7 @@ def run(argv: list[str] | None = None) -> dict:
     (out / "results.json").write_text(json.dumps(metrics, indent=2) + "\n")
     write_history(out, rows)
     shutil.rmtree(out / "_progress", ignore_errors=True)
+    write_report(out)
     for match, result in results.items():
         print(f"{match:>16}: {result['mean_imps']:+.2f} IMPs/board, se {result['se'] or float('nan'):.2f},"
               f" {result['boards']} boards")
