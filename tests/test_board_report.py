@@ -151,6 +151,12 @@ def test_the_verb_writes_the_page_where_asked(match, tmp_path, capsys):
     assert (tmp_path / "board.html").read_text() == (match / "report.html").read_text()  # as evaluate wrote it
 
 
+def test_the_verb_saves_a_screenshot(match, chromium, tmp_path):
+    assert main(["report", str(match), "--out", str(tmp_path / "board.html"), "--screenshot", str(tmp_path / "page.png")]) == 0
+    png = (tmp_path / "page.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and int.from_bytes(png[16:20], "big") == 1400  # the page's width
+
+
 def test_the_page_in_chromium(match, browser, tmp_path):
     """Board count, a known board's hands and auctions, sorting by a header, paging, a screenshot."""
     data = board_report.read_run(match)
@@ -159,6 +165,7 @@ def test_the_page_in_chromium(match, browser, tmp_path):
     assert browser.evaluate("document.getElementById('board-count').textContent") == "(8)"
     assert browser.evaluate("document.querySelectorAll('#board-list tbody tr').length") == 8
     browser.evaluate("showBoard('rule:bsm/2')")
+    assert browser.evaluate("location.hash") == "#rule%3Absm%2F2"  # the address names the board shown
     board = next(board for board in data["boards"] if board["key"] == "rule:bsm/2")
     owner = ev.load_boards(Path(json.loads((match / "metrics.json").read_text())["boards"]["source"].split()[0]), 4).owners[1]
     for seat, cards in zip("NESW", hands_from_owner(owner)):
@@ -246,7 +253,7 @@ def test_a_generation_run_shows_its_matches_and_says_it_keeps_no_boards(store, m
     assert data["summary"][-1]["image"].startswith("data:image/png;base64,")
 
 
-def test_a_selfplay_run_shows_every_board_and_its_searched_candidates(models, tmp_path):
+def test_a_selfplay_run_shows_every_board_and_its_searched_candidates(models, chromium, tmp_path):
     from bridgeflow.pipelines import selfplay
 
     selfplay.run(["--bsm", str(models), "--generation", "1", "--out", str(tmp_path), "--params", "none.yaml",
@@ -268,3 +275,9 @@ def test_a_selfplay_run_shows_every_board_and_its_searched_candidates(models, tm
         assert [candidate[0] for candidate in decision["candidates"]] == [call_name(call) for call in row["candidates"]]
         assert [candidate[2] for candidate in decision["candidates"]] == [round(q, 3) for q in row["q"]]
         assert decision["samples"] == row["samples"] > 0
+    with Chromium() as browser:
+        browser.open(tmp_path / "report.html")
+        assert browser.errors == []
+        board = data["boards"][0]
+        shown = browser.evaluate("[...document.querySelectorAll('details.decision')].map(d => d.querySelectorAll('tbody tr').length)")
+        assert shown == [len(decision["candidates"]) for decision in board["decisions"]]

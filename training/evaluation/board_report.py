@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import base64
 import json
-import logging
 from collections import defaultdict
 from pathlib import Path
 from typing import Sequence
@@ -33,17 +32,19 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from bridgeflow.dataset.auction import IllegalCall, replay
-from bridgeflow.dataset.encodings import SEATS, call_name, hand_to_pbn, hands_from_owner, owner_from_hands
+from bridgeflow.dataset import facit
+from bridgeflow.dataset.encodings import SEATS, call_name, hand_to_pbn, hands_from_owner, owner_from_hands, parse_call
 from bridgeflow.dataset.errors import InputError, existing
 from bridgeflow.dataset.lin import format_lin
 from bridgeflow.dataset.pbn import parse_pbn
 from bridgeflow.dataset.record import BoardRecord
 
-log = logging.getLogger(__name__)
 REPORT_FILE = "report.html"
 PAGE_TEMPLATE = Path(__file__).with_name("board_report.html")
 DATA_MARK = "/*REPORT_DATA*/"
-EVALUATE_COLUMNS = ("match", "board", "deal_id", "dealer", "vul", "auctions", "contracts", "tricks", "scores_ns", "imps")
+# The log columns each page reads; the rest are optional (an older run may lack them). The verbs'
+# modules (evaluate, challenge, match_pbn) are imported where used: they import this one.
+EVALUATE_COLUMNS = ("match", "board", "dealer", "vul", "auctions", "tricks", "scores_ns", "imps")
 CHALLENGE_COLUMNS = ("file", "board", "agent", "kind", "dealer", "vul", "auction", "contract", "points", "top_points",
                      "top_contract", "substitutions")
 
@@ -84,7 +85,7 @@ def page(kind: str, folder: Path, summary: list[dict], columns: list[dict], boar
          notes: list[str]) -> dict:
     """The page's data: `summary` blocks (a table, a text or an image), the board list's `columns`
     ({key, label, numeric}), the boards and the notes on what the run did not record."""
-    return {"kind": kind, "title": f"{kind} run {folder.resolve().name}", "source": str(folder), "notes": notes,
+    return {"kind": kind, "title": f"bridgeflow {kind}: {folder.resolve().name}", "source": str(folder), "notes": notes,
             "summary": summary, "columns": columns, "boards": boards}
 
 
@@ -308,7 +309,6 @@ def evaluate_summary(metrics: dict) -> list[dict]:
 
 def challenge_run(folder: Path) -> dict:
     from . import challenge
-    from bridgeflow.dataset import facit
 
     notes: list[str] = []
     rows = read_log(folder / "boards.parquet", CHALLENGE_COLUMNS, ("file", "board", "agent", "dealer", "auction"), notes)
@@ -392,8 +392,6 @@ def group_rows(rows: list[dict]) -> dict[tuple[str, int], list[dict]]:
 
 
 def parse_calls(text: str | None) -> list[int]:
-    from bridgeflow.dataset.encodings import parse_call
-
     return [parse_call(word) for word in (text or "").split()]
 
 
@@ -466,7 +464,8 @@ def selfplay_run(folder: Path) -> dict:
                column("contracts", "Contract"), column("searched", "Searched", True),
                column("changed", "Best call changed", True)]
     summary = [table_block("Self-play", ["", "value"],
-                           [[key, value] for key, value in (summary_json or {}).items() if not isinstance(value, dict)])]
+                           [[key, f"{value:.3f}" if isinstance(value, float) else value]
+                            for key, value in (summary_json or {}).items() if not isinstance(value, dict)])]
     return page("selfplay", folder, summary, columns, boards, notes)
 
 
@@ -506,7 +505,7 @@ def run(argv: list[str] | None = None) -> Path:
     args = parser.parse_args(argv)
     data = read_run(args.run_dir)
     out = Path(args.out) if args.out else Path(args.run_dir) / REPORT_FILE
-    if out.parent and not out.parent.exists():
+    if not out.parent.exists():
         raise InputError(f"--out {out}: folder {out.parent} does not exist")
     out.write_text(render(data), encoding="utf-8")
     print(f"{out}: {len(data['boards'])} boards, {out.stat().st_size / 1024:.0f} KiB")
