@@ -3,7 +3,9 @@
     .venv/bin/python benchmarks/bench_report.py RUN_DIR [RUN_DIR ...] [--repeats 5]
 
 For each run folder (an evaluate, challenge, generation or selfplay --out): the seconds to build
-report.html from the run's files, its size, then `--repeats` loads of it from disk in one headless
+report.html from the run's files (the verbs' modules, and with them torch, imported beforehand,
+as they are when a verb writes its report; `bridgeflow report` itself takes ~4 s more to import
+them), its size, then `--repeats` loads of it from disk in one headless
 Chromium (the first one cold): the wall seconds from navigation to the load event, and the page's
 own milliseconds from navigation to the end of its script (data parsed, summary, the first page of
 the board list and the first board drawn: `data-ready-ms`). Prints one JSON object per run.
@@ -18,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bridgeflow.training.evaluation import board_report
+from bridgeflow.training.evaluation import board_report, challenge, evaluate  # noqa: F401 (imported before timing)
 from bridgeflow.training.evaluation.headless import Chromium
 
 

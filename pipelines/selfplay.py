@@ -15,6 +15,8 @@ or exact DDS with `--set search.dd=dds`). Writes to --out:
   summary.json  boards, decisions, how many were searched, skipped as near-certain or fell back,
                 how often argmax pi' differs from argmax pi, decisions per second of the workers'
                 wall time and of their CPU time (one thread each: a free core's rate), the config
+  report.html   every board's auction and searched candidates as one offline HTML page
+                (training/evaluation/board_report.py)
 
 Boards are planned as tasks of `selfplay.boards_per_task`; each task is committed to
 `_work/KEY/` (its rows as a part file, then a marker with its counts), KEY a hash of everything

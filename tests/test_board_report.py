@@ -162,6 +162,7 @@ def test_the_page_in_chromium(match, browser, tmp_path):
     data = board_report.read_run(match)
     browser.open(match / "report.html")
     assert browser.errors == []
+    assert browser.evaluate("performance.getEntriesByType('resource').length") == 0  # nothing fetched: self-contained
     assert browser.evaluate("document.getElementById('board-count').textContent") == "(8)"
     assert browser.evaluate("document.querySelectorAll('#board-list tbody tr').length") == 8
     browser.evaluate("showBoard('rule:bsm/2')")
@@ -197,6 +198,13 @@ def test_the_page_in_chromium(match, browser, tmp_path):
     png = browser.screenshot()
     (tmp_path / "report.png").write_bytes(png)
     assert png.startswith(b"\x89PNG") and len(png) > 10_000
+
+
+def test_the_address_opens_the_board_it_names(match, browser):
+    browser.send("Page.navigate", session=True, url="about:blank")  # a new document: the next load is a full one
+    browser.open(match / "report.html", fragment="partner:rule+bsm/3")
+    assert browser.evaluate("document.getElementById('board-body').dataset.key") == "partner:rule+bsm/3"
+    assert browser.evaluate("document.getElementById('board-title').textContent") == "partner:rule+bsm \u00b7 board 3"
 
 
 def test_a_script_player_name_shows_as_text_in_chromium(match, browser, tmp_path):

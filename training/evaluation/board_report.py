@@ -123,11 +123,11 @@ def read_log(path: Path, wanted: Sequence[str], required: Sequence[str], notes: 
 
 
 def table_view(name: str, seats: Sequence[str | None], dealer: int, calls: Sequence[int], **result) -> dict:
-    """One table of a board: its seats, calls (names), final contract and whatever `result` holds
-    (tricks, score_ns, imps, points, alerts, lin)."""
+    """One table of a board: its seats, calls (names), final contract, whether both sides bid, and
+    whatever `result` holds (tricks, score_ns, imps, points, alerts, lin)."""
     contract = final_contract(dealer, calls)
     view = {"name": name, "seats": list(seats), "calls": [call_name(call) for call in calls],
-            "contract": contract[0], "declarer": contract[1]}
+            "contract": contract[0], "declarer": contract[1], "contested": contested(dealer, calls)}
     return view | {key: value for key, value in result.items() if value is not None}
 
 
@@ -217,7 +217,7 @@ def evaluate_run(folder: Path) -> dict:
             seats = game.players if game is not None and game.players else named_seats[index]
             alerts = pbn_alerts(game) if game is not None else None
             tables.append(table_view(
-                rooms[index], seats, dealer, calls, contested=contested(dealer, calls),
+                rooms[index], seats, dealer, calls,
                 tricks=pick(row["tricks"], index), score_ns=pick(row["scores_ns"], index), imps=gains[index],
                 alerts=alerts, lin=lin_of(owner, dealer, vul, number, seats, calls, alerts)))
         cells = {"contracts": " / ".join(contract_cell(table) for table in tables), "imps": row["imps"],
@@ -352,7 +352,7 @@ def challenge_run(folder: Path) -> dict:
             calls = parse_calls(row["auction"])
             seats = [row["agent"], "Facit", row["agent"], "Facit"]
             tables.append(table_view(row["agent"], seats, dealer, calls, points=row["points"],
-                                     substitutions=row["substitutions"] or None, contested=contested(dealer, calls),
+                                     substitutions=row["substitutions"] or None,
                                      lin=lin_of(owner, dealer, vul, number, seats, calls)))
         robots = []
         for results, board in theirs.get((file, number), []):
@@ -452,7 +452,7 @@ def selfplay_run(folder: Path) -> dict:
         for row in calls_rows:
             seats[row["seat"]] = seats[row["seat"]] or row["actor"]
         decisions = [decision_view(row) for row in calls_rows if row["actor"] == "bsm"]
-        table = table_view("Self-play", seats, dealer, calls, contested=contested(dealer, calls),
+        table = table_view("Self-play", seats, dealer, calls,
                            lin=lin_of(owner, dealer, vul, number, seats, calls))
         searched = sum(decision["searched"] for decision in decisions)
         changed = sum(row["prior_best"] != row["policy_best"] for row in calls_rows if row["actor"] == "bsm")

@@ -24,6 +24,7 @@ the others. Writes to --out:
                        and agent (`comparisons`)
   STEM-AGENT.pbn       the agent's auctions shaped like BEN's Results files (Score Table and a
                        Facit Score line per board; `facit.read_results` reads them back)
+  report.html          the boards as one offline HTML page (board_report.py)
 
 `--compare RESULTS.pbn` sets each agent's auctions beside a robot's Results file of the same
 problems (BEN's Challenges/Results; paired with the --problems file holding its deals): the share

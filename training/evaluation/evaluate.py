@@ -33,6 +33,7 @@ with the same results. Writes to --out:
                   the paired differences; the config, checkpoint hashes and seed.
   matches.pbn     every table of every board as a PBN game (match_pbn.py): seats, auction,
                   contract, its DD tricks as the result, NS score, IMPs, the DD table.
+  report.html     the boards as one offline HTML page (board_report.py)
 
 Resumable: finished boards are committed every COMMIT_SECONDS to --out/_progress/KEY/part-*.parquet,
 KEY a hash of everything that decides the per-board results (see `run_key`). A rerun with the same

@@ -26,6 +26,7 @@ Writes to --out:
   history.csv   the same rows, flat (DVC plots)
   history.png   IMPs/board against base and against the rule-based bidder with 95% intervals,
                 and the Facit percent, by generation (or by training hours, above)
+  report.html   the above as one offline HTML page (board_report.py)
 Resumable as `evaluate` is: finished boards are committed under --out/_progress/KEY."""
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 from bridgeflow.dataset.errors import InputError
 
@@ -107,13 +108,14 @@ class Chromium:
         message, _, self.buffer = self.buffer.partition(b"\0")
         return json.loads(message)
 
-    def open(self, path: str | Path) -> float:
-        """Load a file and wait for its load event; returns the seconds from navigation to it. The
-        page's uncaught JavaScript exceptions go to `errors`."""
+    def open(self, path: str | Path, fragment: str = "") -> float:
+        """Load a file (at `#fragment`, if given) and wait for its load event; returns the seconds
+        from navigation to it. The page's uncaught JavaScript exceptions go to `errors`."""
         self.events.clear()
         self.errors.clear()
         started = time.perf_counter()
-        self.send("Page.navigate", session=True, url=Path(path).resolve().as_uri())
+        url = Path(path).resolve().as_uri() + (f"#{quote(fragment, safe='')}" if fragment else "")
+        self.send("Page.navigate", session=True, url=url)
         while not any(event.get("method") == "Page.loadEventFired" for event in self.events):
             self.keep(self.read())
         return time.perf_counter() - started
