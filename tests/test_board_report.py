@@ -157,7 +157,7 @@ def test_the_verb_saves_a_screenshot(match, chromium, tmp_path):
     assert png.startswith(b"\x89PNG") and int.from_bytes(png[16:20], "big") == 1400  # the page's width
 
 
-def test_the_page_in_chromium(match, browser, tmp_path):
+def test_the_page_in_chromium(match, store, browser, tmp_path):
     """Board count, a known board's hands and auctions, sorting by a header, paging, a screenshot."""
     data = board_report.read_run(match)
     browser.open(match / "report.html")
@@ -168,7 +168,7 @@ def test_the_page_in_chromium(match, browser, tmp_path):
     browser.evaluate("showBoard('rule:bsm/2')")
     assert browser.evaluate("location.hash") == "#rule%3Absm%2F2"  # the address names the board shown
     board = next(board for board in data["boards"] if board["key"] == "rule:bsm/2")
-    owner = ev.load_boards(Path(json.loads((match / "metrics.json").read_text())["boards"]["source"].split()[0]), 4).owners[1]
+    owner = ev.load_boards(store, 4).owners[1]
     for seat, cards in zip("NESW", hands_from_owner(owner)):
         shown = browser.evaluate(f"[...document.querySelectorAll('.hand[data-seat={seat}] .suit')].map(e => e.textContent)")
         assert shown == hand_lines(cards)

@@ -416,9 +416,10 @@ def generation_run(folder: Path) -> dict:
                                         f"[{vs_base[label]['low']:+.1f}, {vs_base[label]['high']:+.1f}]")
                                        if label in vs_base else ("", ""))]
                                     for label, totals in facit.get("totals", {}).items()]))
-    if history:
-        keys = list(history[0])
-        summary.append(table_block("History", keys, [[row.get(key) for key in keys] for row in history]))
+    if history:  # the columns some generation has, numbers to two places
+        keys = [key for key in history[0] if any(row.get(key) is not None for row in history)]
+        summary.append(table_block("History", keys, [[round(row[key], 2) if isinstance(row.get(key), float) else row.get(key)
+                                                      for key in keys] for row in history]))
     plot = folder / "history.png"
     if plot.exists():
         summary.append({"title": "History plot", "image": "data:image/png;base64," + base64.b64encode(plot.read_bytes()).decode()})
