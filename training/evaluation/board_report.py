@@ -45,7 +45,7 @@ DATA_MARK = "/*REPORT_DATA*/"
 # The log columns each page reads; the rest are optional (an older run may lack them). The verbs'
 # modules (evaluate, challenge, match_pbn) are imported where used: they import this one.
 EVALUATE_COLUMNS = ("match", "board", "dealer", "vul", "auctions", "tricks", "scores_ns", "imps")
-CHALLENGE_COLUMNS = ("file", "board", "agent", "kind", "dealer", "vul", "auction", "contract", "points", "top_points",
+CHALLENGE_COLUMNS = ("file", "board", "agent", "kind", "dealer", "vul", "auction", "points", "top_points",
                      "top_contract", "substitutions")
 
 
@@ -364,7 +364,7 @@ def challenge_run(folder: Path) -> dict:
         lost = None if top is None or any(row["points"] is None for row in board_rows) else \
             max(top - row["points"] for row in board_rows)
         cells = {"kind": first["kind"], "dealer": SEATS[dealer], "vul": vul, "top": top, "lost": lost,
-                 "contracts": " / ".join(str(row["contract"]) for row in board_rows)}
+                 "contracts": " / ".join(contract_cell(table) for table in tables)}
         cells |= {f"points:{row['agent']}": row["points"] for row in board_rows}
         boards.append(board_view(f"{file}/{number}", file, number, dealer, vul, owner, tables, cells, lost=lost,
                                  problem_kind=first["kind"], top_contract=first["top_contract"], top_points=top,
