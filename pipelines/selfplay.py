@@ -15,6 +15,8 @@ or exact DDS with `--set search.dd=dds`). Writes to --out:
   summary.json  boards, decisions, how many were searched, skipped as near-certain or fell back,
                 how often argmax pi' differs from argmax pi, decisions per second of the workers'
                 wall time and of their CPU time (one thread each: a free core's rate), the config
+  report.html   every board's auction and searched candidates as one offline HTML page
+                (training/evaluation/board_report.py)
 
 Boards are planned as tasks of `selfplay.boards_per_task`; each task is committed to
 `_work/KEY/` (its rows as a part file, then a marker with its counts), KEY a hash of everything
@@ -50,6 +52,7 @@ from bridgeflow.dataset.atomic import write_json, write_table
 from bridgeflow.pipelines.shards import compact, lock_output, number_shards, publish
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.dd.exact_dd import ExactDD
+from bridgeflow.training.evaluation.board_report import write_report
 from bridgeflow.training.model_files import model_file
 from bridgeflow.training.params import load_section
 from bridgeflow.training.search.monte_carlo import MonteCarloSearch, SearchConfig, load_scorer
@@ -201,6 +204,7 @@ def run(argv: list[str] | None = None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     with lock_output(out, "selfplay"):
         summary = generate(args, beam_args, out, config, search, models[0], partner, models, started)
+        write_report(out)
     LOG.info("selfplay: %s", json.dumps({k: v for k, v in summary.items() if not isinstance(v, dict)}))
     return summary
 

@@ -135,6 +135,7 @@ def test_the_wheel_carries_every_module(wheel):
                 for path in sorted(source.rglob("*.py")) if path.relative_to(source).parts[0] in PACKAGE_DIRS}
     assert sorted(expected - names) == []
     assert {"bridgeflow/training/bidding/__init__.py", "bridgeflow/training/dd/nndda_model.py"} <= names
+    assert "bridgeflow/training/evaluation/board_report.html" in names  # `bridgeflow report`'s page (package data)
     assert not [name for name in names if name.startswith(("tests/", "benchmarks/", "contrib/", "tensorflow/", "dds3/"))
                 or "ben_server" in name or "toy" in name]
 

@@ -28,6 +28,7 @@ the others. Writes to --out:
                        skipped and repaired)
   STEM-AGENT.pbn       the agent's auctions shaped like BEN's Results files (Score Table and a
                        Facit Score line per board; `facit.read_results` reads them back)
+  report.html          the boards as one offline HTML page (board_report.py)
 
 `--compare RESULTS.pbn` sets each agent's auctions beside a robot's Results file of the same
 problems (BEN's Challenges/Results; paired with the --problems file holding its deals): the share
@@ -64,6 +65,7 @@ from bridgeflow.training.search.monte_carlo import SearchConfig
 
 from .agents import Agent
 from .ben import BenAgent
+from .board_report import write_report
 from .evaluate import AgentFactory, timing_summary
 
 BOOTSTRAP_DRAWS = 10_000
@@ -514,6 +516,7 @@ def run(argv: list[str] | None = None) -> dict:
         for agent in agents:
             chosen = [row for row in rows if row["file"] == file and row["agent"] == agent]
             (out / pbn_name(file, agent)).write_text(results_pbn(chosen, by_board[file], file, agent))
+    write_report(out)
     for line in summary_lines(metrics) + comparison_lines(metrics.get("comparisons", {})):
         print(line)
     for line in file_lines(metrics["read"]):

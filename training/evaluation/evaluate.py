@@ -33,6 +33,7 @@ with the same results. Writes to --out:
                   the paired differences; the config, checkpoint hashes and seed.
   matches.pbn     every table of every board as a PBN game (match_pbn.py): seats, auction,
                   contract, its DD tricks as the result, NS score, IMPs, the DD table.
+  report.html     the boards as one offline HTML page (board_report.py)
 
 Resumable: finished boards are committed every COMMIT_SECONDS to --out/_progress/KEY/part-*.parquet,
 KEY a hash of everything that decides the per-board results (see `run_key`). A rerun with the same
@@ -87,6 +88,7 @@ from bridgeflow.training.search.monte_carlo import (
 
 from . import ben
 from .agents import Agent, BSMAgent, RuleAgent, SearchAgent
+from .board_report import write_report
 from .match_pbn import match_pbn
 
 log = logging.getLogger(__name__)
@@ -557,6 +559,7 @@ def run(argv: list[str] | None = None) -> dict:
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     if (out / "_progress").exists():
         shutil.rmtree(out / "_progress")  # this run's parts and any stale ones of other keys
+    write_report(out)
     for name, result in [*metrics["matches"].items(), *metrics["paired"].items()]:
         print(f"{name:>28}: {result['mean_imps']:+.2f} IMPs/board, se {float('nan') if result['se'] is None else result['se']:.2f},"
               f" {result['boards']} boards")

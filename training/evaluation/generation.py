@@ -26,6 +26,7 @@ Writes to --out:
   history.csv   the same rows, flat (DVC plots)
   history.png   IMPs/board against base and against the rule-based bidder with 95% intervals,
                 and the Facit percent, by generation (or by training hours, above)
+  report.html   the above as one offline HTML page (board_report.py)
 Resumable as `evaluate` is: finished boards are committed under --out/_progress/KEY."""
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from bridgeflow.training.params import load_section
 from bridgeflow.training.search.monte_carlo import SearchConfig
 
 from . import challenge
+from .board_report import write_report
 from .evaluate import AgentFactory, Boards, Progress, load_boards, summary, team_match
 
 BASE, BEN, NEW, PREVIOUS, RULE = "base", "ben", "new", "previous", "rule"
@@ -261,6 +263,7 @@ def run(argv: list[str] | None = None) -> dict:
     (out / "results.json").write_text(json.dumps(metrics, indent=2) + "\n")
     write_history(out, rows)
     shutil.rmtree(out / "_progress", ignore_errors=True)
+    write_report(out)
     for match, result in results.items():
         print(f"{match:>16}: {result['mean_imps']:+.2f} IMPs/board, se {result['se'] or float('nan'):.2f},"
               f" {result['boards']} boards")
