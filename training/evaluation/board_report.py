@@ -320,7 +320,7 @@ def challenge_run(folder: Path) -> dict:
             path = folder / challenge.pbn_name(file, agent)
             if path.exists():
                 try:
-                    for board in facit.read_results(path):
+                    for board in facit.read_results(path).boards:
                         deals.setdefault((file, board.board), board.deal)
                         awards.setdefault((file, board.board), [[award.contract, award.points] for award in board.table])
                 except InputError as error:
@@ -344,7 +344,7 @@ def challenge_run(folder: Path) -> dict:
         owner = None
         if (file, number) in deals:
             try:
-                owner = owner_from_hands(challenge.seat_hands(deals[(file, number)]))
+                owner = owner_from_hands(facit.seat_hands(deals[(file, number)]))
             except ValueError:
                 owner = None
         tables = []
