@@ -50,7 +50,7 @@ from bridgeflow.pipelines.shards import compact, lock_output, number_shards, pub
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.dd.exact_dd import ExactDD
 from bridgeflow.training.model_files import model_file
-from bridgeflow.training.params import load_section
+from bridgeflow.training.params import Params, ParamsArguments
 from bridgeflow.training.search.monte_carlo import MonteCarloSearch, SearchConfig, load_scorer
 from bridgeflow.training.selfplay.actor import GENERATE_KEYS, NEAR_CERTAIN, Actor, SelfPlayConfig, train_deals
 
@@ -153,6 +153,9 @@ class Monitor(threading.Thread):
         self.report()
 
 
+SECTIONS = ("selfplay", "search")  # the params sections selfplay reads (--set KEY is selfplay.KEY)
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog="bridgeflow selfplay", description=__doc__.split("\n\n")[0])
     parser.add_argument("--bsm", required=True, help="the current network: a BSM training folder or model.pt")
@@ -160,31 +163,25 @@ def parse_args(argv):
                                               "(default: selfplay.base)")
     parser.add_argument("--generation", type=int, required=True, help="generation number (>= 1): seeds the deals")
     parser.add_argument("--out", required=True, help="decisions/ and summary.json go here")
-    parser.add_argument("--params", default="params.yaml", help="YAML with `selfplay:` and `search:` sections")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a selfplay param, or a search param as search.KEY=VALUE")
+    params = ParamsArguments(parser, SECTIONS, bare="selfplay")
     parser.add_argument("--progress-seconds", type=float, default=10.0, help="progress line interval")
     add_runner_arguments(parser)
-    return parser.parse_known_args(argv)
+    args, beam_args = parser.parse_known_args(argv)
+    return args, beam_args, params.parsed(args)
 
 
-def load_configs(params: str, sets: list[str]) -> tuple[SelfPlayConfig, SearchConfig]:
+def load_configs(params: Params) -> tuple[SelfPlayConfig, SearchConfig]:
     """The selfplay section, and the search section overridden by selfplay.search, then by --set search.KEY."""
-    try:
-        config = load_section(SelfPlayConfig, params, "selfplay", [s for s in sets if not s.startswith("search.")])
-        search_sets = [f"{key}={json.dumps(value)}" for key, value in config.search.items()]
-        search_sets += [s.removeprefix("search.") for s in sets if s.startswith("search.")]
-        search = load_section(SearchConfig, params, "search", search_sets)
-    except ValueError as error:
-        raise InputError(f"params ({params}, --set): {error}") from None
+    config = params.load(SelfPlayConfig, "selfplay")
+    search = params.load(SearchConfig, "search", first=[f"{key}={json.dumps(value)}" for key, value in config.search.items()])
     return config, search
 
 
 def run(argv: list[str] | None = None) -> dict:
     """Run (or resume) one generation's self-play; returns the summary it wrote."""
-    args, beam_args = parse_args(argv)
+    args, beam_args, params = parse_args(argv)
     started = time.time()
-    config, search = load_configs(args.params, args.set)
+    config, search = load_configs(params)
     if args.generation < 1:
         raise InputError(f"--generation {args.generation}: generations count from 1 (0 is selfplay.base)")
     models = [model_file(args.bsm, "model.pt", "BSM (--bsm)")]

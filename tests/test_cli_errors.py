@@ -4,6 +4,7 @@ traceback, and leaves nothing behind; every model loader takes a file or its tra
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import pytest
@@ -129,6 +130,87 @@ def test_every_model_loader_takes_the_file_or_its_folder(models, tmp_path):
 def test_a_bad_match_is_one_line_naming_it(capsys, tmp_path, match, named):
     dd = Path(__file__).resolve().parents[1] / "datasets" / "dd_labels"
     status, err = run_cli(capsys, "evaluate", "--dd", str(dd), "--out", str(tmp_path / "eval"), "--params",
-                          str(tmp_path / "absent.yaml"), "--set", "boards=2", "--set", f"matches=[{match}]")
+                          os.devnull, "--set", "boards=2", "--set", f"matches=[{match}]")
     assert status == 2 and named in one_line_error(err) and "evaluate.matches" in err
+    assert not (tmp_path / "eval").exists()
+
+
+def verb_argv(verb: str, tmp_path: Path, shared: Path) -> list[str]:
+    """`verb`'s required arguments, enough for it to get to its params and no further."""
+    missing = str(tmp_path / "missing")
+    return {
+        "bsm": ["bsm", "--records", missing, "--out", str(tmp_path / "out")],
+        "nndda": ["nndda", "--dd", missing, "--out", str(tmp_path / "out")],
+        "dmc": ["dmc", "train", "--out", str(tmp_path / "out")],
+        "bid": ["bid", "--hand", HAND, "--dealer", "N"],
+        "evaluate": ["evaluate", "--dd", missing, "--out", str(tmp_path / "out")],
+        "challenge": ["challenge", "--problems", str(shared / "data/challenges/lorserker_ben/Challenges/BW.pbn"),
+                      "--agent", "rule", "--out", str(tmp_path / "out")],
+        "generation": ["generation", "--generation", "1", "--agent", "new=bsm", "--dd", missing,
+                       "--out", str(tmp_path / "out")],
+        "selfplay": ["selfplay", "--bsm", missing, "--generation", "1", "--out", str(tmp_path / "out")],
+    }[verb]
+
+
+OWN_SECTION = {"bsm": ("bsm", "steps"), "nndda": ("nndda", "steps"), "dmc": ("dmc", "buffer")}  # an int key
+OUT_OF_RANGE = {"bsm": ("steps=0", "bsm: steps, batch_size >= 1"), "nndda": ("steps=0", "nndda: steps, batch_size >= 1"),
+                "dmc": ("actors=0", "dmc: actors, deals_per_batch")}
+
+
+@pytest.mark.parametrize("verb", ["bsm", "nndda", "dmc", "bid", "evaluate", "challenge", "generation", "selfplay"])
+@pytest.mark.parametrize("mistake", ["unknown", "type", "range", "no value", "not yaml", "params file"])
+def test_every_verb_makes_a_bad_param_one_line(capsys, tmp_path, shared_dir, verb, mistake):
+    """Unknown key, wrong type, out of range (search.samples=0), no `=`, a value YAML cannot read, a
+    --params file that does not exist: each is one line, exit 2, naming the key or file."""
+    section, int_key = OWN_SECTION.get(verb, ("search", "samples"))
+    prefix = "" if verb in ("bsm", "nndda", "dmc", "bid") else f"{section}."
+    out_of_range, range_named = OUT_OF_RANGE.get(verb, ("samples=0", "samples, oversample, topk >= 1"))
+    options, named = {
+        "unknown": (["--set", f"{prefix}foo=1"], f"unknown {section} params: ['foo']"),
+        "type": (["--set", f"{prefix}{int_key}=abc"], f"{section}.{int_key} = 'abc': expected int"),
+        "range": (["--set", f"{prefix}{out_of_range}"], range_named),
+        "no value": (["--set", f"{prefix}{int_key}"], "--set wants key=value"),
+        "not yaml": (["--set", f"{prefix}{int_key}=[1"], "the value is not readable YAML"),
+        "params file": (["--params", str(tmp_path / "absent.yaml")], f"{tmp_path / 'absent.yaml'}: no such file"),
+    }[mistake]
+    status, err = run_cli(capsys, *verb_argv(verb, tmp_path, shared_dir), *options)
+    assert status == 2, err
+    line = one_line_error(err)
+    assert line.startswith(f"bridgeflow {verb}: error: ") and named in line
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("verb", ["evaluate", "selfplay"])
+def test_a_bare_key_belongs_to_the_verbs_own_section_and_search_keys_are_named(capsys, tmp_path, shared_dir, verb):
+    own = {"evaluate": "boards=0", "selfplay": "tempering=0"}[verb]
+    status, err = run_cli(capsys, *verb_argv(verb, tmp_path, shared_dir), "--set", own)
+    assert status == 2 and f"{verb} params (" in one_line_error(err)
+    status, err = run_cli(capsys, *verb_argv(verb, tmp_path, shared_dir), "--set", "samples=2")
+    assert status == 2 and f"unknown {verb} params: ['samples']" in one_line_error(err)
+
+
+@pytest.mark.parametrize("content, named", [
+    ("[1.5]", "item 0 is 1.5, not a deal_id"),
+    ("[3, -1]", "item 1 is -1, not a deal_id"),
+    ('["12"]', 'item 0 is "12", not a deal_id'),
+    ("[true]", "item 0 is true, not a deal_id"),
+    ("[18446744073709551616]", "not a deal_id"),
+    ("[]", "lists no deal_id"),
+    ('{"deal_ids": []}', "lists no deal_id"),
+    ('{"boards": [1, 2]}', "want a JSON list of deal_ids"),
+    ("42", "want a JSON list of deal_ids"),
+    ("", "not JSON"),
+    ("[1, 2", "not JSON"),
+    (b"\xff\xfe[1]", "not JSON"),
+])
+def test_a_bad_board_list_is_one_line_naming_the_file(capsys, tmp_path, content, named):
+    """`evaluate --boards FILE`: 1.5 is not read as deal 1, a wrong shape or not JSON is named."""
+    dd = Path(__file__).resolve().parents[1] / "datasets" / "dd_labels"
+    boards = tmp_path / "boards.json"
+    boards.write_bytes(content if isinstance(content, bytes) else content.encode())
+    status, err = run_cli(capsys, "evaluate", "--dd", str(dd), "--out", str(tmp_path / "eval"), "--params",
+                          os.devnull, "--boards", str(boards))
+    assert status == 2
+    line = one_line_error(err)
+    assert f"board list (--boards) {boards}: " in line and named in line
     assert not (tmp_path / "eval").exists()
