@@ -76,7 +76,7 @@ def test_unknown_extensions_are_reported_not_read(tmp_path):
 def test_parse_dofn_commits_good_and_bad_records_of_a_chunk(tmp_path):
     path = tmp_path / "mixed.pbn"
     path.write_text(GOOD_BOARD + "\n" + BAD_BOARD)
-    chunk = InputChunk(str(tmp_path), "mixed.pbn", str(path), "pbn")
+    chunk = InputChunk(str(tmp_path), "mixed.pbn", str(path), "pbn", path.stat().st_size, path.stat().st_mtime_ns)
     work = tmp_path / "work"
     stats = (str(path), "pbn", {"accepted": 1, "wrong_hand_size": 1}, {})
     with TestPipeline(runner="FnApiRunner") as pipeline:
@@ -296,6 +296,7 @@ def test_a_changed_input_discards_the_stale_work(inputs, tmp_path, monkeypatch):
     assert ingest.work_key(chunks, 8) != key
     pbn = inputs / "mixed.pbn"
     os.utime(pbn, ns=(pbn.stat().st_atime_ns, pbn.stat().st_mtime_ns + 1))
+    chunks, _ = ingest.plan_inputs([str(inputs)], 600)
     assert ingest.work_key(chunks, 7) != key
     key = ingest.work_key(chunks, 7)
     with monkeypatch.context() as patch:
