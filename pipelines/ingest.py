@@ -42,12 +42,12 @@ from pathlib import Path
 import apache_beam as beam
 
 from bridgeflow.dataset import schema
-from bridgeflow.dataset.errors import InputError
+from bridgeflow.dataset.errors import InputError, output_folder
 from bridgeflow.dataset.formats import LINE_BASED_FORMATS, format_of, parser_for
 from bridgeflow.dataset.pbn import range_starts
 from bridgeflow.dataset.record import BoardRecord, Rejected, Repair
 from bridgeflow.dataset.validate import check
-from bridgeflow.pipelines.runner import add_runner_arguments, pipeline_options
+from bridgeflow.pipelines.runner import add_runner_arguments, job_parser, parse_job_arguments, pipeline_options, positive_int
 from bridgeflow.pipelines.shards import ParquetFileWriter, compact, lock_output, number_shards, publish, write_json
 
 LOG = logging.getLogger("bridgeflow.ingest")
@@ -408,14 +408,14 @@ def manifest_from(stats: list, skipped: list[dict], failed: list[dict], inputs: 
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="bridgeflow ingest", description=__doc__.split("\n\n")[0])
+    parser = job_parser("bridgeflow ingest", __doc__.split("\n\n")[0])
     parser.add_argument("--input", action="append", required=True, help="folder or glob of input files (repeatable; ** allowed)")
     parser.add_argument("--out", required=True, help="output folder (records/, quarantine/, manifest.json)")
-    parser.add_argument("--rows-per-shard", type=int, default=250_000, help="target rows per Parquet shard")
-    parser.add_argument("--split-bytes", type=int, default=8 << 20,
+    parser.add_argument("--rows-per-shard", type=positive_int, default=250_000, help="target rows per Parquet shard")
+    parser.add_argument("--split-bytes", type=positive_int, default=8 << 20,
                         help="split line-based and PBN files larger than this into pieces of about this size")
     add_runner_arguments(parser)
-    return parser.parse_known_args(argv)
+    return parse_job_arguments(parser, argv)
 
 
 def run(argv: list[str] | None = None) -> dict:
@@ -425,7 +425,7 @@ def run(argv: list[str] | None = None) -> dict:
     args, beam_args = parse_args(argv)
     started = time.time()
     plan = plan_inputs(args.input, args.split_bytes)
-    out = Path(args.out)
+    out = output_folder(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with lock_output(out, "ingest"):
         manifest = ingest_inputs(args, beam_args, out, plan, started)

@@ -25,7 +25,6 @@ ETA) is logged from the markers while the job runs."""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import hashlib
 import json
@@ -43,9 +42,9 @@ import numpy as np
 import pyarrow as pa
 import torch
 
-from bridgeflow.dataset.errors import InputError
+from bridgeflow.dataset.errors import InputError, output_folder
 from bridgeflow.dataset.schema import SCHEMA_VERSION, SELFPLAY_DECISIONS
-from bridgeflow.pipelines.runner import add_runner_arguments, pipeline_options
+from bridgeflow.pipelines.runner import add_runner_arguments, job_parser, parse_job_arguments, pipeline_options
 from bridgeflow.pipelines.shards import compact, lock_output, number_shards, publish, write_json, write_table
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.dd.exact_dd import ExactDD
@@ -157,7 +156,7 @@ SECTIONS = ("selfplay", "search")  # the params sections selfplay reads (--set K
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="bridgeflow selfplay", description=__doc__.split("\n\n")[0])
+    parser = job_parser("bridgeflow selfplay", __doc__.split("\n\n")[0])
     parser.add_argument("--bsm", required=True, help="the current network: a BSM training folder or model.pt")
     parser.add_argument("--partner-bsm", help="partner=rule: the BSM the search models the rule bidder by "
                                               "(default: selfplay.base)")
@@ -166,7 +165,7 @@ def parse_args(argv):
     params = ParamsArguments(parser, SECTIONS, bare="selfplay")
     parser.add_argument("--progress-seconds", type=float, default=10.0, help="progress line interval")
     add_runner_arguments(parser)
-    args, beam_args = parser.parse_known_args(argv)
+    args, beam_args = parse_job_arguments(parser, argv)
     return args, beam_args, params.parsed(args)
 
 
@@ -193,7 +192,7 @@ def run(argv: list[str] | None = None) -> dict:
         models.append(partner)
     if search.dd == "nndda":
         models.append(model_file(config.nndda, "nndda.pt", "NN-DDA (selfplay.nndda)"))
-    out = Path(args.out)
+    out = output_folder(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with lock_output(out, "selfplay"):
         summary = generate(args, beam_args, out, config, search, models[0], partner, models, started)

@@ -214,3 +214,95 @@ def test_a_bad_board_list_is_one_line_naming_the_file(capsys, tmp_path, content,
     line = one_line_error(err)
     assert f"board list (--boards) {boards}: " in line and named in line
     assert not (tmp_path / "eval").exists()
+
+
+GOOD_PBN = ('[Event "e"]\n[Board "1"]\n[Dealer "N"]\n[Vulnerable "None"]\n'
+            '[Deal "N:AKQJ.AKQ.AKQ.AKQ T987.JT9.JT9.JT9 6543.876.876.876 2.5432.5432.5432"]\n[Auction "N"]\nPass Pass Pass Pass\n')
+
+
+@pytest.mark.parametrize("options, named", [
+    (["--rows-per-shard", "0"], "--rows-per-shard: want an integer >= 1, not 0"),
+    (["--rows-per-shard", "-5"], "--rows-per-shard: want an integer >= 1, not -5"),
+    (["--rows-per-shard", "²"], "--rows-per-shard: want an integer >= 1, not '²'"),
+    (["--split-bytes", "0"], "--split-bytes: want an integer >= 1, not 0"),
+    (["--workers", "-1"], "--workers: want an integer >= 1, not -1"),
+    (["--workers", "0"], "--workers: want an integer >= 1, not 0"),
+    (["--rows-per-shards", "5"], "unrecognized arguments: --rows-per-shards 5"),  # a typo is not handed to Beam
+    (["--rows", "5"], "unrecognized arguments: --rows 5"),  # no abbreviations either
+    (["--out", ""], "--out '': give a folder"),
+    (["--out", "FILE"], "exists and is not a folder"),
+    (["--out", "FILE/sub"], "is a file, not a folder"),
+])
+def test_bad_ingest_options_are_one_line_errors_before_any_work(capsys, tmp_path, monkeypatch, options, named):
+    monkeypatch.chdir(tmp_path)  # an empty --out must not write here
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.pbn").write_text(GOOD_PBN)
+    (tmp_path / "FILE").write_text("not a folder")
+    given = {"--out": "out", **dict(zip(options[::2], options[1::2]))}
+    given["--out"] = str(tmp_path / given["--out"]) if given["--out"] else ""
+    status, err = run_cli(capsys, "ingest", "--input", str(tmp_path / "in"), *sum(map(list, given.items()), []))
+    assert status == 2
+    assert named in one_line_error(err)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["FILE", "in"]
+
+
+def test_a_beam_option_still_reaches_beam(tmp_path):
+    from bridgeflow.pipelines import ingest
+
+    (tmp_path / "a.pbn").write_text(GOOD_PBN)
+    args, beam_args = ingest.parse_args(["--input", str(tmp_path), "--out", str(tmp_path / "out"),
+                                         "--save_main_session", "--job_endpoint=localhost:8099"])
+    assert beam_args == ["--save_main_session", "--job_endpoint=localhost:8099"]
+
+
+@pytest.mark.parametrize("verb", ["ddlabel", "selfplay"])
+def test_the_other_beam_verbs_refuse_unknown_options_and_bad_counts(capsys, tmp_path, verb):
+    base = {"ddlabel": ["ddlabel", "--records", str(tmp_path), "--out", str(tmp_path / "dd")],
+            "selfplay": ["selfplay", "--bsm", str(tmp_path), "--generation", "1", "--out", str(tmp_path / "sp")]}[verb]
+    for options, named in ((["--workers", "-1"], "--workers: want an integer >= 1"),
+                           (["--rows-per-shards", "5"], "unrecognized arguments: --rows-per-shards 5")):
+        status, err = run_cli(capsys, *base, *options)
+        assert status == 2 and named in one_line_error(err)
+
+
+def test_a_second_ingest_into_the_same_out_is_one_line(capsys, tmp_path):
+    from bridgeflow.pipelines.shards import lock_output
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.pbn").write_text(GOOD_PBN)
+    out = tmp_path / "out"
+    out.mkdir()
+    with lock_output(out, "ingest"):  # another run holds it
+        status, err = run_cli(capsys, "ingest", "--input", str(tmp_path / "in"), "--out", str(out), "--workers", "1")
+    assert status == 2
+    assert one_line_error(err) == (f"bridgeflow ingest: error: another ingest run is writing {out} (it holds "
+                                   f"{out / '.lock'}): wait for it to end, or give another --out")
+
+
+@pytest.mark.parametrize("out, named", [("", "--out '': give a file name"), ("FOLDER", "is a folder, not a file"),
+                                        ("FILE/e.png", "FILE: exists and is not a folder")])
+def test_explain_checks_its_out_before_the_work(capsys, tmp_path, models, out, named):
+    (tmp_path / "FOLDER").mkdir()
+    (tmp_path / "FILE").write_text("")
+    target = str(tmp_path / out) if out else ""
+    status, err = run_cli(capsys, "explain", "--hand", HAND, "--checkpoint", str(models), "--out", target)
+    assert status == 2 and named in one_line_error(err)
+
+
+def test_explain_makes_a_missing_out_folder_as_every_verb_does(capsys, tmp_path, models):
+    status, err = run_cli(capsys, "explain", "--hand", HAND, "--checkpoint", str(models),
+                          "--out", str(tmp_path / "new" / "folder" / "e.png"))
+    assert status == 0, err
+    assert (tmp_path / "new" / "folder" / "e.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("verb", ["evaluate", "catalog"])
+def test_an_out_that_is_a_file_or_folder_in_the_way_is_one_line(capsys, tmp_path, verb):
+    (tmp_path / "FILE").write_text("")
+    dd = Path(__file__).resolve().parents[1] / "datasets" / "dd_labels"
+    argv = {"evaluate": ["evaluate", "--dd", str(dd), "--params", os.devnull, "--set", "boards=1",
+                         "--out", str(tmp_path / "FILE")],
+            "catalog": ["catalog", "--records", str(tmp_path), "--quarantine", str(tmp_path),
+                        "--out", str(tmp_path / "FILE" / "bridge.duckdb")]}[verb]
+    status, err = run_cli(capsys, *argv)
+    assert status == 2 and str(tmp_path / "FILE") in one_line_error(err)

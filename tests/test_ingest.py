@@ -17,6 +17,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from bridgeflow.dataset import encodings
+from bridgeflow.dataset.errors import InputError
 from bridgeflow.pipelines import ingest
 from bridgeflow.pipelines.ingest import InputChunk, ParseChunk
 from bridgeflow.pipelines.shards import lock_output
@@ -324,6 +325,6 @@ def test_one_run_per_output_folder(tmp_path):
     (inputs / "a.pbn").write_text(GOOD_BOARD)
     out = tmp_path / "out"
     out.mkdir()
-    with lock_output(out, "ingest"), pytest.raises(RuntimeError, match=f"another ingest run is writing {out}"):
+    with lock_output(out, "ingest"), pytest.raises(InputError, match=f"another ingest run is writing {out}"):
         ingest.run(["--input", str(inputs), "--out", str(out), "--workers", "1"])  # while a run holds the folder
     assert ingest.run(["--input", str(inputs), "--out", str(out), "--workers", "1"])["accepted"] == 1

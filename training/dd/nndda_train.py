@@ -33,6 +33,7 @@ from tqdm import tqdm
 
 from bridgeflow.dataset.dd import SOLVER_NAME
 from bridgeflow.dataset.encodings import STRAINS, split_of
+from bridgeflow.dataset.errors import output_folder
 from bridgeflow.dataset.labels import label_files
 from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.training.params import ParamsArguments, read_section, typed
@@ -269,7 +270,7 @@ def run(argv: list[str] | None = None) -> dict:
     args, params_arguments = parse_args(argv)
     params = params_arguments.parsed(args).loaded("nndda", load_params)
     torch.set_num_threads(params["threads"])
-    out = Path(args.out)
+    out = output_folder(args.out)
     (out / "plots").mkdir(parents=True, exist_ok=True)
 
     ids, owners, tables, dropped = read_dd(*args.dd)

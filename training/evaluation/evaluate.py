@@ -66,7 +66,7 @@ from tqdm import tqdm
 from bridgeflow.dataset.auction import AuctionState
 from bridgeflow.dataset.dd import SOLVER_NAME
 from bridgeflow.dataset.encodings import duplicate_dealer, duplicate_vulnerability, hands_from_owner
-from bridgeflow.dataset.errors import InputError, existing
+from bridgeflow.dataset.errors import InputError, existing, output_folder
 from bridgeflow.dataset.labels import read_labels
 from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.dataset.scoring import imps, score_ns
@@ -555,7 +555,7 @@ def run(argv: list[str] | None = None) -> dict:
     search_config = params.load(SearchConfig, "search")
     boards = load_boards(args.dd, config.boards, args.boards)
     factory = AgentFactory(args.bsm, args.nndda, search_config)
-    out = Path(args.out)
+    out = output_folder(args.out)  # checked before the work
     started = time.perf_counter()
     try:
         metrics, rows = evaluate(config, boards, factory, out / "_progress")

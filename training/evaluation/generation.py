@@ -42,7 +42,7 @@ from pathlib import Path
 import torch
 
 from bridgeflow.dataset import facit
-from bridgeflow.dataset.errors import InputError, existing
+from bridgeflow.dataset.errors import InputError, existing, output_folder
 from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.training.params import ParamsArguments
 from bridgeflow.training.search.monte_carlo import SearchConfig
@@ -233,7 +233,7 @@ def run(argv: list[str] | None = None) -> dict:
     search_config = params.parsed(args).load(SearchConfig, "search")
     boards = boards_from(args.dd, args.boards)
     factory = AgentFactory(None, args.nndda, search_config)
-    out = Path(args.out)
+    out = output_folder(args.out)  # checked before the work
     try:
         results = play_matches(agents, matches, boards, factory, args.seed, out / "_progress")
         scores = facit_scores(agents, args.facit, factory, args.seed) if args.facit else None
