@@ -306,3 +306,17 @@ def test_an_out_that_is_a_file_or_folder_in_the_way_is_one_line(capsys, tmp_path
                         "--out", str(tmp_path / "FILE" / "bridge.duckdb")]}[verb]
     status, err = run_cli(capsys, *argv)
     assert status == 2 and str(tmp_path / "FILE") in one_line_error(err)
+
+
+def test_an_out_in_a_place_this_user_may_not_write_is_one_line(capsys, tmp_path, monkeypatch):
+    """(Tests run as root here, who may write anywhere: the permission answer is stood in for.)"""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.pbn").write_text(GOOD_PBN)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != locked and real_access(path, mode))
+    status, err = run_cli(capsys, "ingest", "--input", str(tmp_path / "in"), "--out", str(locked / "new" / "out"))
+    assert status == 2
+    assert one_line_error(err) == f"bridgeflow ingest: error: --out {locked / 'new' / 'out'}: {locked} is not writable"
+    assert list(locked.iterdir()) == []
