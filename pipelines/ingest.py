@@ -424,8 +424,8 @@ def run(argv: list[str] | None = None) -> dict:
     (SystemExit, code 1) when a file failed, after everything else is written."""
     args, beam_args = parse_args(argv)
     started = time.time()
+    out = output_folder(args.out)  # before planning, which reads the files it splits
     plan = plan_inputs(args.input, args.split_bytes)
-    out = output_folder(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with lock_output(out, "ingest"):
         manifest = ingest_inputs(args, beam_args, out, plan, started)
