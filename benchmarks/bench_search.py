@@ -29,7 +29,8 @@ from bridgeflow.dataset.labels import dd_store_table
 from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
 from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
 from bridgeflow.training.evaluation import evaluate as ev
-from bridgeflow.training.search.monte_carlo import SearchConfig, load_section
+from bridgeflow.training.params import load_section
+from bridgeflow.training.search.monte_carlo import SearchConfig
 
 REPO = Path(__file__).resolve().parents[1]
 VALID_LIST = next((REPO / "benchmarks" / "boards").glob("valid1000-*.json"), None)  # the tuning boards

@@ -23,10 +23,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bridgeflow.pipelines.selfplay import load_configs
+from bridgeflow.pipelines.selfplay import SECTIONS, load_configs
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
 from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
+from bridgeflow.training.params import Params
 from bridgeflow.training.search.monte_carlo import MonteCarloSearch, load_scorer
 from bridgeflow.training.selfplay.actor import Actor, train_deals
 
@@ -60,7 +61,7 @@ class TimedActor(Actor):
 
 
 def measure(bsm: Path, nndda: Path, deals: int, params: str, sets: list[str]) -> dict:
-    config, search_config = load_configs(params, sets)
+    config, search_config = load_configs(Params(params, sets, SECTIONS, bare="selfplay"))
     network = Bidder.load(bsm)
     partner = Bidder.load(config.base) if config.partner == "rule" else None
     scorer = load_scorer(search_config.dd, nndda)

@@ -3,8 +3,11 @@
     bridgeflow catalog --records data/ingest/records --quarantine data/ingest/quarantine \
         --dd data/dd --out data/bridge.duckdb
 
-Views point at absolute paths, so the database opens from any working directory (rebuild it if
-the data moves). It is written in DuckDB's v1.5.0 storage format so that the `duckdb` CLI from
+Views point at absolute paths of the shards found when it is built, so the database opens from
+any working directory (rebuild it when the data moves or its shards change). Every shard is
+checked first (`dataset.shard_check`): one that is not readable Parquet is left out, named in the
+log and in the `skipped_shards` table; a folder holding a shard of another schema (a quarantine
+shard among the records) is refused with one line naming the odd files, so a count is never wrong. It is written in DuckDB's v1.5.0 storage format so that the `duckdb` CLI from
 PyPI (1.5.x) opens it as well as the Python package."""
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from pathlib import Path
 
 import duckdb
 
-from .errors import InputError, existing
+from . import schema
+from .errors import InputError, existing, output_file
+from .shard_check import checked_shards
 
 LOG = logging.getLogger("bridgeflow.catalog")
 
@@ -116,14 +121,18 @@ CREATE OR REPLACE MACRO imps(difference) AS
 """
 
 
-def _glob(folder: Path) -> str:
-    return str(folder.resolve() / "*.parquet").replace("'", "''")
+def _files(paths: list[str]) -> str:
+    """A DuckDB list literal of the shards' absolute paths."""
+    quoted = (str(Path(path).resolve()).replace("'", "''") for path in paths)
+    return "[" + ", ".join(f"'{path}'" for path in quoted) + "]"
 
 
-def view_sql(records: Path, quarantine: Path, dd: Path | None) -> list[str]:
+def view_sql(shards: dict[str, list[str]]) -> list[str]:
+    """The views over `shards` (view name -> its files: records, quarantine, and with a DD store
+    dd, dd_quarantine, dd_mismatches)."""
     statements = [
-        f"CREATE OR REPLACE VIEW records AS SELECT * FROM read_parquet('{_glob(records)}')",
-        f"CREATE OR REPLACE VIEW quarantine AS SELECT * FROM read_parquet('{_glob(quarantine)}')",
+        f"CREATE OR REPLACE VIEW records AS SELECT * FROM read_parquet({_files(shards['records'])})",
+        f"CREATE OR REPLACE VIEW quarantine AS SELECT * FROM read_parquet({_files(shards['quarantine'])})",
         # one row per distinct complete deal, with how often and where it was played (a bidding
         # problem on it is not a table: counted apart)
         """CREATE OR REPLACE VIEW deals AS
@@ -143,14 +152,14 @@ def view_sql(records: Path, quarantine: Path, dd: Path | None) -> list[str]:
            FROM (SELECT *, coalesce(list_max(list_transform(award_table, lambda a: a.points)), 0) AS top_points
                  FROM records WHERE award_table IS NOT NULL)""",
     ]
-    if dd is not None:
+    if "dd" in shards:
         statements += [
             # one row per deal_id (a crash can leave a deal in two label files): the exact DDS row
             # over an NN-DDA estimate (`ddlabel --estimator nn`), whose `solver` says 'nn-dda'
-            f"""CREATE OR REPLACE VIEW dd AS SELECT * FROM read_parquet('{_glob(dd / 'labels')}')
+            f"""CREATE OR REPLACE VIEW dd AS SELECT * FROM read_parquet({_files(shards['dd'])})
                 QUALIFY row_number() OVER (PARTITION BY deal_id ORDER BY solver <> 'dds', solver_version) = 1""",
-            f"CREATE OR REPLACE VIEW dd_quarantine AS SELECT * FROM read_parquet('{_glob(dd / 'quarantine')}')",
-            f"CREATE OR REPLACE VIEW dd_mismatches AS SELECT * FROM read_parquet('{_glob(dd / 'mismatches')}')",
+            f"CREATE OR REPLACE VIEW dd_quarantine AS SELECT * FROM read_parquet({_files(shards['dd_quarantine'])})",
+            f"CREATE OR REPLACE VIEW dd_mismatches AS SELECT * FROM read_parquet({_files(shards['dd_mismatches'])})",
             # the contract each table played next to what double dummy says of it, and par
             """CREATE OR REPLACE VIEW contract_vs_dd AS
                SELECT r.record_id, r.deal_id, r.board, r.dealer, r.vulnerability, r.source_file,
@@ -167,29 +176,48 @@ def view_sql(records: Path, quarantine: Path, dd: Path | None) -> list[str]:
     return statements
 
 
-def _require_shards(folder: Path, what: str) -> None:
-    """Every view reads Parquet shards: a missing or empty folder is the user's mistake, named here
-    rather than in a DuckDB traceback."""
+# view -> (its folder below the option's, the option, the shards' schema, what they are called)
+VIEWS = {"records": ("", "--records", schema.RECORDS, "records"),
+         "quarantine": ("", "--quarantine", schema.QUARANTINE, "quarantine"),
+         "dd": ("labels", "--dd", schema.DD_LABELS, "DD label"),
+         "dd_quarantine": ("quarantine", "--dd", schema.DD_QUARANTINE, "DD quarantine"),
+         "dd_mismatches": ("mismatches", "--dd", schema.DD_MISMATCHES, "DD mismatches")}
+
+
+def _shards(folder: Path, what: str, table_schema, kind: str) -> tuple[list[str], list[dict]]:
+    """Every view reads Parquet shards: a missing or empty folder, or one mixing schemas, is the
+    user's mistake, named here rather than in a DuckDB traceback; unreadable shards are set aside."""
     existing(folder, what)
-    if not any(folder.glob("*.parquet")):
+    files = sorted(folder.glob("*.parquet"))
+    if not files:
         raise InputError(f"{what} {folder}: no Parquet file in it")
+    return checked_shards(files, table_schema, f"{what} {folder}", kind)
 
 
 def build(out: Path, records: Path, quarantine: Path, dd: Path | None) -> None:
     """Write the catalog to a temporary file, then rename it over `out`."""
-    _require_shards(records, "--records")
-    _require_shards(quarantine, "--quarantine")
+    folders = {"records": records, "quarantine": quarantine}
     if dd is not None:
-        for sub in ("labels", "quarantine", "mismatches"):
-            _require_shards(dd / sub, "--dd")
+        folders |= {view: dd / VIEWS[view][0] for view in ("dd", "dd_quarantine", "dd_mismatches")}
+    shards, skipped = {}, []
+    for view, folder in folders.items():
+        _, what, table_schema, kind = VIEWS[view]
+        shards[view], unreadable = _shards(folder, what, table_schema, kind)
+        skipped += [{"view": view, **entry} for entry in unreadable]
+    for entry in skipped:
+        LOG.warning("catalog: %s left out of view %s: %s", entry["file"], entry["view"], entry["why"])
     out.parent.mkdir(parents=True, exist_ok=True)
     temporary = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     temporary.unlink(missing_ok=True)
     connection = duckdb.connect(str(temporary), config={"storage_compatibility_version": "v1.5.0"})
     try:
         connection.execute(MACROS)
-        for statement in view_sql(records, quarantine, dd):
+        for statement in view_sql(shards):
             connection.execute(statement)
+        connection.execute("CREATE TABLE skipped_shards (view VARCHAR, file VARCHAR, why VARCHAR)")
+        if skipped:
+            connection.executemany("INSERT INTO skipped_shards VALUES (?, ?, ?)",
+                                   [(entry["view"], entry["file"], entry["why"]) for entry in skipped])
         counts = connection.execute("SELECT (SELECT count(*) FROM records), (SELECT count(*) FROM quarantine)").fetchone()
     finally:
         connection.close()
@@ -205,4 +233,4 @@ def run(argv: list[str] | None = None) -> None:
                         "dd_mismatches and contract_vs_dd views)")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
-    build(args.out, args.records, args.quarantine, args.dd)
+    build(output_file(args.out), args.records, args.quarantine, args.dd)

@@ -4,6 +4,7 @@ and keeps its traceback."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -16,4 +17,35 @@ def existing(path: str | Path, what: str) -> Path:
     path = Path(path)
     if not path.exists():
         raise InputError(f"{what} {path}: no such file or folder")
+    return path
+
+
+def output_folder(path: str | Path, what: str = "--out") -> Path:
+    """`path` as a Path, or an InputError naming `what` (before any work) unless a run can make or
+    write the folder there: '' (it would be the working directory), an existing file, a file in
+    the way above it, or a place this user may not write."""
+    if not str(path).strip():
+        raise InputError(f"{what} {str(path)!r}: give a folder (an empty path would write into the working directory)")
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise InputError(f"{what} {path}: exists and is not a folder")
+    above = path
+    while not above.exists() and above != above.parent:
+        above = above.parent
+    if not above.is_dir():
+        raise InputError(f"{what} {path}: {above} is a file, not a folder")
+    if not os.access(above, os.W_OK | os.X_OK):
+        raise InputError(f"{what} {path}: {above} is not writable")
+    return path
+
+
+def output_file(path: str | Path, what: str = "--out") -> Path:
+    """`path` as a Path, or an InputError naming `what` (before any work) unless a run can write the
+    file there (its folder is made if missing, as output_folder allows)."""
+    if not str(path).strip():
+        raise InputError(f"{what} {str(path)!r}: give a file name")
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{what} {path}: is a folder, not a file")
+    output_folder(path.parent, what)
     return path

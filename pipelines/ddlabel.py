@@ -9,7 +9,13 @@ writes into `--out`:
                 batch while solving and compacted at the end. Read it with `dataset.labels.read_labels`.
   quarantine/   DD_QUARANTINE: deals left unlabelled (not a full deal, DDS rejected it or died on it).
   mismatches/   DD_MISMATCHES: records whose own DD table (`dd_tricks`) disagrees with the solver.
-  summary.json  what the last run did (deals in, already labelled, solved, ..., seconds).
+  summary.json  what the last run did (deals in, already labelled, solved, ..., seconds), and the
+                --records files set aside as not readable Parquet (`skipped_files`, with why).
+
+Every --records file is checked first (`dataset.shard_check`): one that is not readable Parquet is
+skipped and listed, the others labelled; a file of another schema (a quarantine shard among the
+records) stops the run before any work, with one line naming the odd files. A file damaged inside
+(its footer reads, a page does not) is read up to the damage and listed too.
 
 Deals already labelled (in `--out` or a `--store`) are never solved again; rows found in a store
 are copied into `--out`. A rerun after a kill loses no committed batch: solving walks one shared
@@ -56,10 +62,10 @@ import pyarrow.parquet as pq
 import torch
 from apache_beam.metrics.metric import MetricsFilter
 
+from bridgeflow.dataset.atomic import write_json, write_table
 from bridgeflow.dataset import dd
 from bridgeflow.dataset.encodings import deal_id as deal_id_of
-from bridgeflow.dataset.splits import SPLITS, split_of
-from bridgeflow.dataset.errors import InputError, existing
+from bridgeflow.dataset.errors import InputError, existing, output_folder
 from bridgeflow.dataset.labels import (
     ESTIMATOR_NAME,
     LabelStore,
@@ -70,9 +76,10 @@ from bridgeflow.dataset.labels import (
     read_label_file,
 )
 from bridgeflow.dataset.record import Reason, RecordError
-from bridgeflow.dataset.schema import DD_LABELS, DD_MISMATCHES, DD_QUARANTINE, SCHEMA_VERSION
-from bridgeflow.pipelines.runner import add_runner_arguments, pipeline_options
-from bridgeflow.dataset.atomic import write_json, write_table
+from bridgeflow.dataset.schema import DD_LABELS, DD_MISMATCHES, DD_QUARANTINE, RECORDS, SCHEMA_VERSION
+from bridgeflow.dataset.shard_check import checked_shards
+from bridgeflow.dataset.splits import SPLITS, split_of
+from bridgeflow.pipelines.runner import add_runner_arguments, job_parser, parse_job_arguments, pipeline_options, positive_int
 from bridgeflow.pipelines.shards import WriteParquetShards, lock_output, number_shards, publish
 from bridgeflow.training.dd.dd_estimator import DDEstimator
 from bridgeflow.training.model_files import model_file
@@ -108,13 +115,28 @@ class ReadRecords(beam.DoFn):
     """A records Parquet file -> (deal_id, ("r", record_id, owner bytes, dd_tricks or None)).
 
     Read through DuckDB: pyarrow 25 cannot read a fixed-size list column holding a null (apache/
-    arrow#35692), and records of boards without a deal have a null owner."""
+    arrow#35692), and records of boards without a deal have a null owner. A file damaged inside
+    (its footer read, a page does not) ends where the damage starts and is listed in
+    `work`/unreadable/ (the deals read before it are labelled: a label is the deal's, not the file's)."""
 
-    def __init__(self):
+    def __init__(self, work: str):
+        self.work = work
         self.read = _counter("records_read")
         self.without_deal = _counter("records_without_deal_id")
 
     def process(self, path: str):
+        import duckdb
+
+        read = 0
+        try:
+            for element in self.elements(path):
+                read += 1
+                yield element
+        except duckdb.Error as error:
+            why = f"not readable Parquet after {read} records with a deal: {' '.join(str(error).split())}"
+            write_json(Path(self.work) / "unreadable" / f"{uuid.uuid4().hex}.json", {"file": path, "why": why})
+
+    def elements(self, path: str):
         import duckdb
 
         relation = duckdb.connect().read_parquet(path).project("record_id, deal_id, owner, dd_tricks")
@@ -380,7 +402,7 @@ def build(pipeline, record_files, out_label_files, store_label_files, out: Path,
                 | f"Spread{label}" >> beam.Reshuffle() | f"Read{label}" >> beam.ParDo(reader))
 
     known = (
-        (read("Records", record_files, ReadRecords()),
+        (read("Records", record_files, ReadRecords(str(work))),
          read("Labels", out_label_files, ReadLabels("o", estimates=estimating)),
          read("Stores", store_label_files, ReadLabels("s")))
         | "AllByDeal" >> beam.Flatten() | "GroupByDeal" >> beam.GroupByKey()
@@ -492,14 +514,14 @@ def record_files(specs: list[str]) -> list[str]:
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="bridgeflow ddlabel", description=__doc__.split("\n\n")[0])
+    parser = job_parser("bridgeflow ddlabel", __doc__.split("\n\n")[0])
     parser.add_argument("--records", action="append", required=True, help="records folder or glob (repeatable)")
     parser.add_argument("--out", required=True, help="DD store folder (labels/, quarantine/, mismatches/, summary.json)")
     parser.add_argument("--store", action="append", default=[], help="another DD store whose labels are reused (repeatable)")
     add_runner_arguments(parser)  # --workers: solver lanes = local worker processes
     parser.add_argument("--dds-threads", type=int, default=1, help="DDS threads per lane (0 = one per core)")
     parser.add_argument("--max-batch", type=int, default=dd.MAX_DEALS_PER_CALL, help="deals per solver batch (1..40)")
-    parser.add_argument("--rows-per-shard", type=int, default=1_000_000, help="label rows per compacted shard")
+    parser.add_argument("--rows-per-shard", type=positive_int, default=1_000_000, help="label rows per compacted shard")
     parser.add_argument("--progress-seconds", type=float, default=10.0, help="progress line interval")
     parser.add_argument("--split", choices=("all", *SPLITS), default="all",
                         help="label only this split's deals (deal_id %% 100: < 80 train, < 90 valid, else test)")
@@ -507,7 +529,9 @@ def parse_args(argv):
                         help=f"dds: exact tables; nn: NN-DDA estimates (--nndda), rows marked "
                              f"solver={ESTIMATOR_NAME!r}, superseded by a later exact run")
     parser.add_argument("--nndda", help="NN-DDA model for --estimator nn: `bridgeflow nndda`'s folder or its nndda.pt")
-    args, beam_args = parser.parse_known_args(argv)
+    args, beam_args = parse_job_arguments(parser, argv)
+    if args.dds_threads < 0:
+        parser.error(f"--dds-threads must be >= 0 (0 = one per core), not {args.dds_threads}")
     if not 1 <= args.max_batch <= dd.MAX_DEALS_PER_CALL:
         parser.error(f"--max-batch must be 1..{dd.MAX_DEALS_PER_CALL}")
     if (args.estimator == "nn") != (args.nndda is not None):
@@ -518,22 +542,25 @@ def parse_args(argv):
 def run(argv: list[str] | None = None) -> dict:
     """Run the DD-label job; returns the summary it wrote to <out>/summary.json."""
     args, beam_args = parse_args(argv)
-    inputs = record_files(args.records)  # every input is checked before anything is written
+    # every input is checked before anything is written: unreadable shards are set aside, another schema refused
+    inputs, skipped = checked_shards(record_files(args.records), RECORDS, "--records", "records")
     stores = [existing(spec, "--store") for spec in args.store]
     estimator_version = None
     if args.estimator == "nn":  # a bad model fails before any work
         estimator_version = DDEstimator.load(args.nndda).solver_version
-    out = Path(args.out)
+    out = output_folder(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with lock_output(out, "ddlabel"):
-        summary = label_deals(args, beam_args, out, inputs, stores, estimator_version)
-    LOG.info("ddlabel: %s", json.dumps({key: value for key, value in summary.items() if not isinstance(value, dict)}))
+        summary = label_deals(args, beam_args, out, inputs, stores, estimator_version, skipped)
+    LOG.info("ddlabel: %s", json.dumps({key: value for key, value in summary.items() if not isinstance(value, (dict, list))}))
+    for entry in skipped:
+        LOG.warning("ddlabel: skipped %s: %s", entry["file"], entry["why"])
     return summary
 
 
 def label_deals(args: argparse.Namespace, beam_args: list[str], out: Path, inputs: list[str], stores: list[Path],
-                estimator_version: str | None) -> dict:
-    """The job, under run()'s lock on `out`."""
+                estimator_version: str | None, skipped: list[dict]) -> dict:
+    """The job, under run()'s lock on `out`; `skipped` are the --records files set aside (summary.json lists them)."""
     started = time.time()
     store = LabelStore(out)
     store.recover()
@@ -567,6 +594,8 @@ def label_deals(args: argparse.Namespace, beam_args: list[str], out: Path, input
     lanes = [json.loads(path.read_text()) for path in sorted((work / "lanes").glob("*.json"))]
     summary = _summary(counts, lanes, args, started, estimator_version)
     summary["label_files"] = len(store.files())
+    damaged = [json.loads(path.read_text()) for path in sorted((work / "unreadable").glob("*.json"))]
+    summary["skipped_files"] = skipped + sorted(damaged, key=lambda entry: entry["file"])
     write_json(out / "summary.json", summary)
     shutil.rmtree(out / "_work", ignore_errors=True)
     return summary

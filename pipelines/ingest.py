@@ -15,9 +15,12 @@ the parsing code (`code_fingerprint`). A killed run resumes: the rerun parses on
 without a marker. At the end the parts are compacted in plan order into shards of --rows-per-shard
 rows, so a resumed run writes the same shards as an uninterrupted one, and `_work/KEY/` is removed.
 
-One file never stops the run: a file that cannot be read (a broken link, deleted meanwhile) is
-listed as skipped, one whose parsing raised is listed as failed with the error, and contributes no
-rows; the other files are written, and only then does a run with failed files exit non-zero.
+One file never stops the run: a file that cannot be read (a broken link, deleted meanwhile) or is
+not a regular file (a FIFO, a device, a socket: never opened, so nothing waits on a pipe or reads
+/dev/zero without end) is listed as skipped; one whose parsing raised, or whose size or
+modification time is no longer what planning saw (a file written or cut meanwhile: never read in
+part), is listed as failed with why, and contributes no rows; the other files are written, and only
+then does a run with failed files exit non-zero.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import json
 import logging
 import os
 import shutil
+import stat
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -37,14 +41,14 @@ from pathlib import Path
 
 import apache_beam as beam
 
+from bridgeflow.dataset.atomic import write_json
 from bridgeflow.dataset import schema
-from bridgeflow.dataset.errors import InputError
+from bridgeflow.dataset.errors import InputError, output_folder
 from bridgeflow.dataset.formats import LINE_BASED_FORMATS, format_of, parser_for
 from bridgeflow.dataset.pbn import range_starts
 from bridgeflow.dataset.record import BoardRecord, Rejected, Repair
 from bridgeflow.dataset.validate import check
-from bridgeflow.pipelines.runner import add_runner_arguments, pipeline_options
-from bridgeflow.dataset.atomic import write_json
+from bridgeflow.pipelines.runner import add_runner_arguments, job_parser, parse_job_arguments, pipeline_options, positive_int
 from bridgeflow.pipelines.shards import ParquetFileWriter, compact, lock_output, number_shards, publish
 
 LOG = logging.getLogger("bridgeflow.ingest")
@@ -62,6 +66,8 @@ class InputChunk:
     relative_path: str  # path below the prefix
     path: str  # where to read it
     format: str
+    size: int  # the file's size and modification time when planned: read only as it was then
+    mtime_ns: int
     start: int = 0  # byte range [start, end); end -1 = to the end of the file
     end: int = -1
     first_line: int = 1  # 1-based line number of `start`
@@ -110,47 +116,116 @@ def plan_inputs(patterns: list[str], split_bytes: int) -> tuple[list[InputChunk]
                 skipped.append({"file": path, "why": "no parser for this file extension"})
                 continue
             try:
-                chunks.extend(_split(InputChunk(prefix, relative, path, format_name), split_bytes))
+                check_regular(path, os.stat(path))  # before opening: opening a FIFO waits for a writer
+                chunks.extend(_split(prefix, relative, path, format_name, split_bytes))
             except OSError as error:
                 skipped.append({"file": path, "why": unreadable(path, error)})
     return chunks, skipped
 
 
+class NotRegularFile(OSError):
+    """An input that is a FIFO, a device, a socket or a folder: skipped, never read."""
+
+
+class ChangedFile(Exception):
+    """An input whose size or modification time is no longer what planning saw."""
+
+
+SPECIAL_FILES = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                 (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+
+
+def check_regular(path: str, status: os.stat_result) -> None:
+    """NotRegularFile unless `status` (of `path`, links followed) is a regular file's."""
+    if not stat.S_ISREG(status.st_mode):
+        kind = next((name for test, name in SPECIAL_FILES if test(status.st_mode)), "not a file")
+        link = f", through a symbolic link to {os.readlink(path)}" if os.path.islink(path) else ""
+        raise NotRegularFile(0, f"not a regular file: {kind}{link}", path)
+
+
+def open_regular(path: str):
+    """(binary handle, its stat) of `path`, or NotRegularFile. Opened without waiting (a FIFO put in
+    a file's place after planning gives NotRegularFile, not a read that never ends)."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    try:
+        status = os.fstat(descriptor)
+        check_regular(path, status)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return os.fdopen(descriptor, "rb"), status
+
+
 def unreadable(path: str, error: OSError) -> str:
     """Why `path` could not be read, in words."""
+    if isinstance(error, NotRegularFile):
+        return error.strerror
     if isinstance(error, FileNotFoundError) and os.path.islink(path):
         return f"unreadable: a broken symbolic link (to {os.readlink(path)})"
     return f"unreadable: {error.strerror or error}"
 
 
-def _split(chunk: InputChunk, split_bytes: int) -> list[InputChunk]:
-    """Split a large file so several workers share it and each holds only its piece: a line-based
-    file at line breaks, a PBN file between games. Raises OSError for a file that cannot be read."""
-    with open(chunk.path, "rb") as handle:  # opened here, so an unreadable file is skipped, not failed
-        size = os.fstat(handle.fileno()).st_size
-        if size <= split_bytes:
+def _split(prefix: str, relative: str, path: str, format_name: str, split_bytes: int) -> list[InputChunk]:
+    """A file's chunks: a large file is split so several workers share it and each holds only its
+    piece, a line-based file at line breaks, a PBN file between games. Reads at most the size the
+    file has when opened. Raises OSError for a file that cannot be read."""
+    handle, status = open_regular(path)  # opened here, so an unreadable file is skipped, not failed
+    chunk = InputChunk(prefix, relative, path, format_name, status.st_size, status.st_mtime_ns)
+    with handle:
+        if chunk.size <= split_bytes:
             return [chunk]
         if chunk.format == "pbn":
-            starts = range_starts(iter(lambda: handle.read(READ_BLOCK), b""), split_bytes)
+            starts = range_starts(read_blocks(handle, chunk.size), split_bytes)
             if not starts:  # read as a whole (see range_starts)
                 return [chunk]
-            ends = [offset for offset, *_ in starts] + [size]
+            ends = [offset for offset, *_ in starts] + [chunk.size]
             return [dataclasses.replace(chunk, start=start, end=end, first_line=line, first_position=position,
                                         carried=carried)
                     for (start, line, position, carried), end in zip([(0, 1, 0, None)] + starts, ends)]
-    if chunk.format not in LINE_BASED_FORMATS:
-        return [chunk]
-    data = Path(chunk.path).read_bytes()
+        if chunk.format not in LINE_BASED_FORMATS:
+            return [chunk]
+        data = handle.read(chunk.size)
     pieces, start, line, position = [], 0, 1, 0
     while start < len(data):
         end = data.find(b"\n", start + split_bytes)
         end = len(data) if end < 0 else end + 1
         piece = data[start:end]
-        pieces.append(InputChunk(chunk.prefix, chunk.relative_path, chunk.path, chunk.format, start, end, line, position))
+        pieces.append(dataclasses.replace(chunk, start=start, end=end, first_line=line, first_position=position))
         line += piece.count(b"\n")
         position += sum(1 for text in piece.splitlines() if text.strip())
         start = end
     return pieces
+
+
+def read_blocks(handle, size: int):
+    """The first `size` bytes of `handle`, READ_BLOCK at a time."""
+    while size > 0:
+        block = handle.read(min(READ_BLOCK, size))
+        if not block:
+            return
+        size -= len(block)
+        yield block
+
+
+def read_planned(chunk: InputChunk) -> bytes:
+    """The chunk's bytes, read from its file as planned, or ChangedFile (its size or modification
+    time differs from the plan's, before or after the read), or NotRegularFile."""
+    handle, status = open_regular(chunk.path)
+    with handle:
+        check_unchanged(chunk, status)
+        handle.seek(chunk.start)
+        end = chunk.size if chunk.end < 0 else chunk.end
+        data = handle.read(end - chunk.start)
+        check_unchanged(chunk, os.fstat(handle.fileno()))
+    if len(data) != end - chunk.start:
+        raise ChangedFile(f"changed since it was planned: cut to {chunk.start + len(data)} bytes while read")
+    return data
+
+
+def check_unchanged(chunk: InputChunk, status: os.stat_result) -> None:
+    if (status.st_size, status.st_mtime_ns) != (chunk.size, chunk.mtime_ns):
+        change = f"size {chunk.size} -> {status.st_size} bytes" if status.st_size != chunk.size else "modified, same size"
+        raise ChangedFile(f"changed since it was planned ({change}): not read, a rerun reads it as it is now")
 
 
 def code_fingerprint() -> str:
@@ -163,14 +238,9 @@ def code_fingerprint() -> str:
 
 
 def work_key(chunks: list[InputChunk], rows_per_shard: int) -> str:
-    """A short hash of everything that decides the output; not --workers or the runner, so a rerun
-    with others resumes the same work."""
-    files = {}
-    for chunk in chunks:
-        if chunk.path not in files:
-            stat = os.stat(chunk.path)
-            files[chunk.path] = [stat.st_size, stat.st_mtime_ns]
-    decisive = {"chunks": [dataclasses.asdict(c) for c in chunks], "files": files, "rows_per_shard": rows_per_shard,
+    """A short hash of everything that decides the output (the chunks hold their files' sizes and
+    mtimes); not --workers or the runner, so a rerun with others resumes the same work."""
+    decisive = {"chunks": [dataclasses.asdict(c) for c in chunks], "rows_per_shard": rows_per_shard,
                 "code": code_fingerprint()}
     return hashlib.blake2b(json.dumps(decisive, sort_keys=True).encode(), digest_size=8).hexdigest()
 
@@ -197,6 +267,8 @@ def failure(chunk: InputChunk, error: Exception) -> dict:
     away or cannot be opened) is a skipped file, anything else a failed one."""
     if isinstance(error, OSError) and error.filename == chunk.path:
         return {"file": chunk.path, "why": unreadable(chunk.path, error), "skipped": True}
+    if isinstance(error, ChangedFile):
+        return {"file": chunk.path, "why": str(error), "skipped": False}
     where = f" (bytes {chunk.start}..{chunk.end})" if chunk.start or chunk.end >= 0 else ""
     text = " / ".join(str(error).splitlines())  # one line
     return {"file": chunk.path, "why": f"parsing failed{where}: {type(error).__name__}: {text}", "skipped": False}
@@ -227,7 +299,7 @@ class ParseChunk(beam.DoFn):
             counts, repairs = self.parse(index, chunk, work)
         except Exception as error:  # one file's problem: reported in the manifest, the run goes on
             failed = failure(chunk, error)
-            LOG.error("%s: %s", chunk.path, failed["why"], exc_info=not failed["skipped"])
+            LOG.error("%s: %s", chunk.path, failed["why"], exc_info=failed["why"].startswith("parsing failed"))
             write_json(failure_path(work, index), failed)
             return
         write_json(marker_path(work, index), (chunk.source_file, chunk.format, dict(counts), dict(repairs)))
@@ -239,9 +311,7 @@ class ParseChunk(beam.DoFn):
     def parse(self, index: int, chunk: InputChunk, work: Path) -> tuple[Counter, Counter]:
         """Write the chunk's part files; returns its counts by outcome and by repair. A part file is
         whole or absent."""
-        with open(chunk.path, "rb") as handle:
-            handle.seek(chunk.start)
-            data = handle.read() if chunk.end < 0 else handle.read(chunk.end - chunk.start)
+        data = read_planned(chunk)
         records, quarantine = (ParquetFileWriter(part_path(work, index, output), table_schema, self.BATCH_ROWS)
                                for output, table_schema in OUTPUTS)
         try:
@@ -339,14 +409,14 @@ def manifest_from(stats: list, skipped: list[dict], failed: list[dict], inputs: 
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="bridgeflow ingest", description=__doc__.split("\n\n")[0])
+    parser = job_parser("bridgeflow ingest", __doc__.split("\n\n")[0])
     parser.add_argument("--input", action="append", required=True, help="folder or glob of input files (repeatable; ** allowed)")
     parser.add_argument("--out", required=True, help="output folder (records/, quarantine/, manifest.json)")
-    parser.add_argument("--rows-per-shard", type=int, default=250_000, help="target rows per Parquet shard")
-    parser.add_argument("--split-bytes", type=int, default=8 << 20,
+    parser.add_argument("--rows-per-shard", type=positive_int, default=250_000, help="target rows per Parquet shard")
+    parser.add_argument("--split-bytes", type=positive_int, default=8 << 20,
                         help="split line-based and PBN files larger than this into pieces of about this size")
     add_runner_arguments(parser)
-    return parser.parse_known_args(argv)
+    return parse_job_arguments(parser, argv)
 
 
 def run(argv: list[str] | None = None) -> dict:
@@ -355,8 +425,8 @@ def run(argv: list[str] | None = None) -> dict:
     (SystemExit, code 1) when a file failed, after everything else is written."""
     args, beam_args = parse_args(argv)
     started = time.time()
+    out = output_folder(args.out)  # before planning, which reads the files it splits
     plan = plan_inputs(args.input, args.split_bytes)
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with lock_output(out, "ingest"):
         manifest = ingest_inputs(args, beam_args, out, plan, started)

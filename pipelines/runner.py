@@ -8,14 +8,45 @@ import argparse
 import os
 import tempfile
 
-from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
+from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions, _BeamArgumentParser
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (a count or a size: 0 or -5 is a mistake, not a setting)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"want an integer >= 1, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"want an integer >= 1, not {value}")
+    return value
+
+
+def job_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """The parser of a Beam job's verb: no abbreviated options (the rest of the line goes to Beam,
+    and a prefix of one of ours must not swallow a Beam flag)."""
+    return argparse.ArgumentParser(prog=prog, description=description, allow_abbrev=False)
 
 from bridgeflow.dataset.atomic import write_json
 
 
 def add_runner_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runner", default="FnApiRunner", help="Beam runner (FnApiRunner, PortableRunner, ...)")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="local worker processes (FnApiRunner)")
+    parser.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
+                        help="local worker processes (FnApiRunner)")
+
+
+def parse_job_arguments(parser: argparse.ArgumentParser, argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
+    """(our options, Beam's): what `parser` does not know goes to Beam, but an option Beam does not
+    know either (a typo such as --rows-per-shards) is an error, never silently ignored."""
+    args, beam_args = parser.parse_known_args(argv)
+    beam_parser = _BeamArgumentParser(allow_abbrev=False)  # as PipelineOptions.get_all_options builds it
+    for options in {str(cls): cls for cls in PipelineOptions.__subclasses__()}.values():
+        options._add_argparse_args(beam_parser)  # pylint: disable=protected-access
+    _, unknown = beam_parser.parse_known_args(beam_args)
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)} (neither {parser.prog}'s nor a Beam pipeline option)")
+    return args, beam_args
 
 
 def pipeline_options(args: argparse.Namespace, beam_args: list[str]) -> PipelineOptions:

@@ -27,7 +27,6 @@ ETA) is logged from the markers while the job runs."""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import hashlib
 import json
@@ -45,16 +44,16 @@ import numpy as np
 import pyarrow as pa
 import torch
 
-from bridgeflow.dataset.errors import InputError
-from bridgeflow.dataset.schema import SCHEMA_VERSION, SELFPLAY_DECISIONS
-from bridgeflow.pipelines.runner import add_runner_arguments, pipeline_options
 from bridgeflow.dataset.atomic import write_json, write_table
+from bridgeflow.dataset.errors import InputError, output_folder
+from bridgeflow.dataset.schema import SCHEMA_VERSION, SELFPLAY_DECISIONS
+from bridgeflow.pipelines.runner import add_runner_arguments, job_parser, parse_job_arguments, pipeline_options
 from bridgeflow.pipelines.shards import compact, lock_output, number_shards, publish
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.dd.exact_dd import ExactDD
 from bridgeflow.training.evaluation.board_report import write_report
 from bridgeflow.training.model_files import model_file
-from bridgeflow.training.params import load_section
+from bridgeflow.training.params import Params, ParamsArguments
 from bridgeflow.training.search.monte_carlo import MonteCarloSearch, SearchConfig, load_scorer
 from bridgeflow.training.selfplay.actor import GENERATE_KEYS, NEAR_CERTAIN, Actor, SelfPlayConfig, train_deals
 
@@ -157,38 +156,35 @@ class Monitor(threading.Thread):
         self.report()
 
 
+SECTIONS = ("selfplay", "search")  # the params sections selfplay reads (--set KEY is selfplay.KEY)
+
+
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="bridgeflow selfplay", description=__doc__.split("\n\n")[0])
+    parser = job_parser("bridgeflow selfplay", __doc__.split("\n\n")[0])
     parser.add_argument("--bsm", required=True, help="the current network: a BSM training folder or model.pt")
     parser.add_argument("--partner-bsm", help="partner=rule: the BSM the search models the rule bidder by "
                                               "(default: selfplay.base)")
     parser.add_argument("--generation", type=int, required=True, help="generation number (>= 1): seeds the deals")
     parser.add_argument("--out", required=True, help="decisions/ and summary.json go here")
-    parser.add_argument("--params", default="params.yaml", help="YAML with `selfplay:` and `search:` sections")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a selfplay param, or a search param as search.KEY=VALUE")
+    params = ParamsArguments(parser, SECTIONS, bare="selfplay")
     parser.add_argument("--progress-seconds", type=float, default=10.0, help="progress line interval")
     add_runner_arguments(parser)
-    return parser.parse_known_args(argv)
+    args, beam_args = parse_job_arguments(parser, argv)
+    return args, beam_args, params.parsed(args)
 
 
-def load_configs(params: str, sets: list[str]) -> tuple[SelfPlayConfig, SearchConfig]:
+def load_configs(params: Params) -> tuple[SelfPlayConfig, SearchConfig]:
     """The selfplay section, and the search section overridden by selfplay.search, then by --set search.KEY."""
-    try:
-        config = load_section(SelfPlayConfig, params, "selfplay", [s for s in sets if not s.startswith("search.")])
-        search_sets = [f"{key}={json.dumps(value)}" for key, value in config.search.items()]
-        search_sets += [s.removeprefix("search.") for s in sets if s.startswith("search.")]
-        search = load_section(SearchConfig, params, "search", search_sets)
-    except ValueError as error:
-        raise InputError(f"params ({params}, --set): {error}") from None
+    config = params.load(SelfPlayConfig, "selfplay")
+    search = params.load(SearchConfig, "search", first=[f"{key}={json.dumps(value)}" for key, value in config.search.items()])
     return config, search
 
 
 def run(argv: list[str] | None = None) -> dict:
     """Run (or resume) one generation's self-play; returns the summary it wrote."""
-    args, beam_args = parse_args(argv)
+    args, beam_args, params = parse_args(argv)
     started = time.time()
-    config, search = load_configs(args.params, args.set)
+    config, search = load_configs(params)
     if args.generation < 1:
         raise InputError(f"--generation {args.generation}: generations count from 1 (0 is selfplay.base)")
     models = [model_file(args.bsm, "model.pt", "BSM (--bsm)")]
@@ -200,7 +196,7 @@ def run(argv: list[str] | None = None) -> dict:
         models.append(partner)
     if search.dd == "nndda":
         models.append(model_file(config.nndda, "nndda.pt", "NN-DDA (selfplay.nndda)"))
-    out = Path(args.out)
+    out = output_folder(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with lock_output(out, "selfplay"):
         summary = generate(args, beam_args, out, config, search, models[0], partner, models, started)

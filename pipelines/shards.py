@@ -24,6 +24,7 @@ from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.windowed_value import WindowedValue
 
 from bridgeflow.dataset.atomic import write_table
+from bridgeflow.dataset.errors import InputError
 from bridgeflow.dataset.schema import PARQUET_OPTIONS
 
 # Lone surrogates: text decoded with errors="surrogateescape" (U+DC80..U+DCFF stand for the bytes
@@ -34,12 +35,13 @@ SURROGATE = re.compile("[\ud800-\udfff]")
 @contextmanager
 def lock_output(out: Path, job: str):
     """One run per output folder at a time: held for the `with` block, and dropped by the kernel if
-    the run is killed."""
+    the run is killed; a second run gets an InputError (one line)."""
     with open(out / ".lock", "w") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise RuntimeError(f"another {job} run is writing {out}") from None
+            raise InputError(f"another {job} run is writing {out} (it holds {out / '.lock'}): wait for it to end, "
+                             f"or give another --out") from None
         yield
 
 

@@ -5,6 +5,7 @@ run lacks, its CLI errors, and the page itself in headless Chromium (DOM, sortin
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
@@ -264,7 +265,7 @@ def test_a_generation_run_shows_its_matches_and_says_it_keeps_no_boards(store, m
 def test_a_selfplay_run_shows_every_board_and_its_searched_candidates(models, chromium, tmp_path):
     from bridgeflow.pipelines import selfplay
 
-    selfplay.run(["--bsm", str(models), "--generation", "1", "--out", str(tmp_path), "--params", "none.yaml",
+    selfplay.run(["--bsm", str(models), "--generation", "1", "--out", str(tmp_path), "--params", os.devnull,
                   "--workers", "1", "--set", f"nndda={models}", "--set", "deals=2", "--set", "boards_per_task=2",
                   "--set", "search.samples=2", "--set", "search.oversample=1", "--set", "search.topk=2",
                   "--set", "skip_above=1.0"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 
 import numpy as np
 import pyarrow as pa
@@ -50,11 +51,21 @@ def test_load_config_layers_params_and_overrides(tmp_path):
     assert (cfg.arch, cfg.layers, cfg.hidden, cfg.lr, cfg.call_uses_beliefs) == ("gru", 3, 512, 1.0, False)
     assert cfg.sources == ["openspiel"] and cfg.bidders == ["ben-nosearch"]
     assert load_config(params, ["bidders=[rule, ben-nosearch]"]).bidders == ["rule", "ben-nosearch"]
-    assert load_config(tmp_path / "missing.yaml", []) == TrainConfig()
+    assert load_config(None, []) == TrainConfig()
     with pytest.raises(ValueError, match="unknown bsm params"):
         load_config(params, ["hiden=3"])
     with pytest.raises(ValueError, match="expected int"):
         load_config(params, ["layers=two"])
+
+
+def test_a_bad_bsm_param_on_the_command_line_is_one_line(tmp_path, capsys):
+    """Not load_config's ValueError as a traceback: the verb's one-line error, exit 2."""
+    from bridgeflow.cli import main
+
+    assert main(["bsm", "--records", str(tmp_path), "--out", str(tmp_path / "out"), "--params", os.devnull,
+                 "--set", "layers=two"]) == 2
+    assert capsys.readouterr().err == (f"bridgeflow bsm: error: bsm params ({os.devnull}, --set): "
+                                       "bsm.layers = 'two': expected int\n")
 
 
 def test_bidders_select_the_auctions_trained_and_tested_on(tmp_path):

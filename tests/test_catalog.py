@@ -193,3 +193,38 @@ def test_duckdb_cli_opens_it_from_another_directory(built, tmp_path):
     assert result.stdout.split() == ["n", "40"]
     version = subprocess.run([str(cli), "--version"], capture_output=True, text=True).stdout
     assert version.startswith("v1.5")
+
+
+def test_a_damaged_shard_is_left_out_and_listed_and_the_good_ones_catalogued(built, tmp_path):
+    records = tmp_path / "records"
+    records.mkdir()
+    source = built.parents[1] / "ingest" / "records"
+    for path in source.glob("*.parquet"):
+        (records / path.name).write_bytes(path.read_bytes())
+    (records / "part-99999.parquet").write_bytes((records / "part-00000.parquet").read_bytes()[:500])  # truncated
+    out = tmp_path / "bridge.duckdb"
+    catalog.run(["--records", str(records), "--quarantine", str(built.parents[1] / "ingest" / "quarantine"),
+                 "--out", str(out)])
+    with duckdb.connect(str(out), read_only=True) as db:
+        assert db.execute("SELECT count(*) FROM records").fetchone()[0] == 40
+        ((view, file, why),) = db.execute("SELECT * FROM skipped_shards").fetchall()
+    assert (view, file) == ("records", str(records / "part-99999.parquet"))
+    assert why.startswith("not a readable Parquet file")
+
+
+def test_a_quarantine_shard_among_the_records_is_refused_naming_it(built, tmp_path, capsys):
+    from bridgeflow.cli import main
+
+    records = tmp_path / "records"
+    records.mkdir()
+    for path in (built.parents[1] / "ingest" / "records").glob("*.parquet"):
+        (records / path.name).write_bytes(path.read_bytes())
+    odd = records / "from-quarantine.parquet"
+    odd.write_bytes(next((built.parents[1] / "ingest" / "quarantine").glob("*.parquet")).read_bytes())
+    status = main(["catalog", "--records", str(records), "--quarantine", str(built.parents[1] / "ingest" / "quarantine"),
+                   "--out", str(tmp_path / "bridge.duckdb")])
+    err = capsys.readouterr().err
+    assert status == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"bridgeflow catalog: error: --records {records}: 1 of 2 Parquet files are not records "
+                          f"shards: {odd} (no column ")
+    assert not (tmp_path / "bridge.duckdb").exists()

@@ -4,6 +4,7 @@ traceback, and leaves nothing behind; every model loader takes a file or its tra
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import pytest
@@ -129,6 +130,193 @@ def test_every_model_loader_takes_the_file_or_its_folder(models, tmp_path):
 def test_a_bad_match_is_one_line_naming_it(capsys, tmp_path, match, named):
     dd = Path(__file__).resolve().parents[1] / "datasets" / "dd_labels"
     status, err = run_cli(capsys, "evaluate", "--dd", str(dd), "--out", str(tmp_path / "eval"), "--params",
-                          str(tmp_path / "absent.yaml"), "--set", "boards=2", "--set", f"matches=[{match}]")
+                          os.devnull, "--set", "boards=2", "--set", f"matches=[{match}]")
     assert status == 2 and named in one_line_error(err) and "evaluate.matches" in err
     assert not (tmp_path / "eval").exists()
+
+
+def verb_argv(verb: str, tmp_path: Path, shared: Path) -> list[str]:
+    """`verb`'s required arguments, enough for it to get to its params and no further."""
+    missing = str(tmp_path / "missing")
+    return {
+        "bsm": ["bsm", "--records", missing, "--out", str(tmp_path / "out")],
+        "nndda": ["nndda", "--dd", missing, "--out", str(tmp_path / "out")],
+        "dmc": ["dmc", "train", "--out", str(tmp_path / "out")],
+        "bid": ["bid", "--hand", HAND, "--dealer", "N"],
+        "evaluate": ["evaluate", "--dd", missing, "--out", str(tmp_path / "out")],
+        "challenge": ["challenge", "--problems", str(shared / "data/challenges/lorserker_ben/Challenges/BW.pbn"),
+                      "--agent", "rule", "--out", str(tmp_path / "out")],
+        "generation": ["generation", "--generation", "1", "--agent", "new=bsm", "--dd", missing,
+                       "--out", str(tmp_path / "out")],
+        "selfplay": ["selfplay", "--bsm", missing, "--generation", "1", "--out", str(tmp_path / "out")],
+    }[verb]
+
+
+OWN_SECTION = {"bsm": ("bsm", "steps"), "nndda": ("nndda", "steps"), "dmc": ("dmc", "buffer")}  # an int key
+OUT_OF_RANGE = {"bsm": ("steps=0", "bsm: steps, batch_size >= 1"), "nndda": ("steps=0", "nndda: steps, batch_size >= 1"),
+                "dmc": ("actors=0", "dmc: actors, deals_per_batch")}
+
+
+@pytest.mark.parametrize("verb", ["bsm", "nndda", "dmc", "bid", "evaluate", "challenge", "generation", "selfplay"])
+@pytest.mark.parametrize("mistake", ["unknown", "type", "range", "no value", "not yaml", "params file"])
+def test_every_verb_makes_a_bad_param_one_line(capsys, tmp_path, shared_dir, verb, mistake):
+    """Unknown key, wrong type, out of range (search.samples=0), no `=`, a value YAML cannot read, a
+    --params file that does not exist: each is one line, exit 2, naming the key or file."""
+    section, int_key = OWN_SECTION.get(verb, ("search", "samples"))
+    prefix = "" if verb in ("bsm", "nndda", "dmc", "bid") else f"{section}."
+    out_of_range, range_named = OUT_OF_RANGE.get(verb, ("samples=0", "samples, oversample, topk >= 1"))
+    options, named = {
+        "unknown": (["--set", f"{prefix}foo=1"], f"unknown {section} params: ['foo']"),
+        "type": (["--set", f"{prefix}{int_key}=abc"], f"{section}.{int_key} = 'abc': expected int"),
+        "range": (["--set", f"{prefix}{out_of_range}"], range_named),
+        "no value": (["--set", f"{prefix}{int_key}"], "--set wants key=value"),
+        "not yaml": (["--set", f"{prefix}{int_key}=[1"], "the value is not readable YAML"),
+        "params file": (["--params", str(tmp_path / "absent.yaml")], f"{tmp_path / 'absent.yaml'}: no such file"),
+    }[mistake]
+    status, err = run_cli(capsys, *verb_argv(verb, tmp_path, shared_dir), *options)
+    assert status == 2, err
+    line = one_line_error(err)
+    assert line.startswith(f"bridgeflow {verb}: error: ") and named in line
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("verb", ["evaluate", "selfplay"])
+def test_a_bare_key_belongs_to_the_verbs_own_section_and_search_keys_are_named(capsys, tmp_path, shared_dir, verb):
+    own = {"evaluate": "boards=0", "selfplay": "tempering=0"}[verb]
+    status, err = run_cli(capsys, *verb_argv(verb, tmp_path, shared_dir), "--set", own)
+    assert status == 2 and f"{verb} params (" in one_line_error(err)
+    status, err = run_cli(capsys, *verb_argv(verb, tmp_path, shared_dir), "--set", "samples=2")
+    assert status == 2 and f"unknown {verb} params: ['samples']" in one_line_error(err)
+
+
+@pytest.mark.parametrize("content, named", [
+    ("[1.5]", "item 0 is 1.5, not a deal_id"),
+    ("[3, -1]", "item 1 is -1, not a deal_id"),
+    ('["12"]', 'item 0 is "12", not a deal_id'),
+    ("[true]", "item 0 is true, not a deal_id"),
+    ("[18446744073709551616]", "not a deal_id"),
+    ("[]", "lists no deal_id"),
+    ('{"deal_ids": []}', "lists no deal_id"),
+    ('{"boards": [1, 2]}', "want a JSON list of deal_ids"),
+    ("42", "want a JSON list of deal_ids"),
+    ("", "not JSON"),
+    ("[1, 2", "not JSON"),
+    (b"\xff\xfe[1]", "not JSON"),
+])
+def test_a_bad_board_list_is_one_line_naming_the_file(capsys, tmp_path, content, named):
+    """`evaluate --boards FILE`: 1.5 is not read as deal 1, a wrong shape or not JSON is named."""
+    dd = Path(__file__).resolve().parents[1] / "datasets" / "dd_labels"
+    boards = tmp_path / "boards.json"
+    boards.write_bytes(content if isinstance(content, bytes) else content.encode())
+    status, err = run_cli(capsys, "evaluate", "--dd", str(dd), "--out", str(tmp_path / "eval"), "--params",
+                          os.devnull, "--boards", str(boards))
+    assert status == 2
+    line = one_line_error(err)
+    assert f"board list (--boards) {boards}: " in line and named in line
+    assert not (tmp_path / "eval").exists()
+
+
+GOOD_PBN = ('[Event "e"]\n[Board "1"]\n[Dealer "N"]\n[Vulnerable "None"]\n'
+            '[Deal "N:AKQJ.AKQ.AKQ.AKQ T987.JT9.JT9.JT9 6543.876.876.876 2.5432.5432.5432"]\n[Auction "N"]\nPass Pass Pass Pass\n')
+
+
+@pytest.mark.parametrize("options, named", [
+    (["--rows-per-shard", "0"], "--rows-per-shard: want an integer >= 1, not 0"),
+    (["--rows-per-shard", "-5"], "--rows-per-shard: want an integer >= 1, not -5"),
+    (["--rows-per-shard", "²"], "--rows-per-shard: want an integer >= 1, not '²'"),
+    (["--split-bytes", "0"], "--split-bytes: want an integer >= 1, not 0"),
+    (["--workers", "-1"], "--workers: want an integer >= 1, not -1"),
+    (["--workers", "0"], "--workers: want an integer >= 1, not 0"),
+    (["--rows-per-shards", "5"], "unrecognized arguments: --rows-per-shards 5"),  # a typo is not handed to Beam
+    (["--rows", "5"], "unrecognized arguments: --rows 5"),  # no abbreviations either
+    (["--out", ""], "--out '': give a folder"),
+    (["--out", "FILE"], "exists and is not a folder"),
+    (["--out", "FILE/sub"], "is a file, not a folder"),
+])
+def test_bad_ingest_options_are_one_line_errors_before_any_work(capsys, tmp_path, monkeypatch, options, named):
+    monkeypatch.chdir(tmp_path)  # an empty --out must not write here
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.pbn").write_text(GOOD_PBN)
+    (tmp_path / "FILE").write_text("not a folder")
+    given = {"--out": "out", **dict(zip(options[::2], options[1::2]))}
+    given["--out"] = str(tmp_path / given["--out"]) if given["--out"] else ""
+    status, err = run_cli(capsys, "ingest", "--input", str(tmp_path / "in"), *sum(map(list, given.items()), []))
+    assert status == 2
+    assert named in one_line_error(err)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["FILE", "in"]
+
+
+def test_a_beam_option_still_reaches_beam(tmp_path):
+    from bridgeflow.pipelines import ingest
+
+    (tmp_path / "a.pbn").write_text(GOOD_PBN)
+    args, beam_args = ingest.parse_args(["--input", str(tmp_path), "--out", str(tmp_path / "out"),
+                                         "--save_main_session", "--job_endpoint=localhost:8099"])
+    assert beam_args == ["--save_main_session", "--job_endpoint=localhost:8099"]
+
+
+@pytest.mark.parametrize("verb", ["ddlabel", "selfplay"])
+def test_the_other_beam_verbs_refuse_unknown_options_and_bad_counts(capsys, tmp_path, verb):
+    base = {"ddlabel": ["ddlabel", "--records", str(tmp_path), "--out", str(tmp_path / "dd")],
+            "selfplay": ["selfplay", "--bsm", str(tmp_path), "--generation", "1", "--out", str(tmp_path / "sp")]}[verb]
+    for options, named in ((["--workers", "-1"], "--workers: want an integer >= 1"),
+                           (["--rows-per-shards", "5"], "unrecognized arguments: --rows-per-shards 5")):
+        status, err = run_cli(capsys, *base, *options)
+        assert status == 2 and named in one_line_error(err)
+
+
+def test_a_second_ingest_into_the_same_out_is_one_line(capsys, tmp_path):
+    from bridgeflow.pipelines.shards import lock_output
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.pbn").write_text(GOOD_PBN)
+    out = tmp_path / "out"
+    out.mkdir()
+    with lock_output(out, "ingest"):  # another run holds it
+        status, err = run_cli(capsys, "ingest", "--input", str(tmp_path / "in"), "--out", str(out), "--workers", "1")
+    assert status == 2
+    assert one_line_error(err) == (f"bridgeflow ingest: error: another ingest run is writing {out} (it holds "
+                                   f"{out / '.lock'}): wait for it to end, or give another --out")
+
+
+@pytest.mark.parametrize("out, named", [("", "--out '': give a file name"), ("FOLDER", "is a folder, not a file"),
+                                        ("FILE/e.png", "FILE: exists and is not a folder")])
+def test_explain_checks_its_out_before_the_work(capsys, tmp_path, models, out, named):
+    (tmp_path / "FOLDER").mkdir()
+    (tmp_path / "FILE").write_text("")
+    target = str(tmp_path / out) if out else ""
+    status, err = run_cli(capsys, "explain", "--hand", HAND, "--checkpoint", str(models), "--out", target)
+    assert status == 2 and named in one_line_error(err)
+
+
+def test_explain_makes_a_missing_out_folder_as_every_verb_does(capsys, tmp_path, models):
+    status, err = run_cli(capsys, "explain", "--hand", HAND, "--checkpoint", str(models),
+                          "--out", str(tmp_path / "new" / "folder" / "e.png"))
+    assert status == 0, err
+    assert (tmp_path / "new" / "folder" / "e.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("verb", ["evaluate", "catalog"])
+def test_an_out_that_is_a_file_or_folder_in_the_way_is_one_line(capsys, tmp_path, verb):
+    (tmp_path / "FILE").write_text("")
+    dd = Path(__file__).resolve().parents[1] / "datasets" / "dd_labels"
+    argv = {"evaluate": ["evaluate", "--dd", str(dd), "--params", os.devnull, "--set", "boards=1",
+                         "--out", str(tmp_path / "FILE")],
+            "catalog": ["catalog", "--records", str(tmp_path), "--quarantine", str(tmp_path),
+                        "--out", str(tmp_path / "FILE" / "bridge.duckdb")]}[verb]
+    status, err = run_cli(capsys, *argv)
+    assert status == 2 and str(tmp_path / "FILE") in one_line_error(err)
+
+
+def test_an_out_in_a_place_this_user_may_not_write_is_one_line(capsys, tmp_path, monkeypatch):
+    """(Tests run as root here, who may write anywhere: the permission answer is stood in for.)"""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.pbn").write_text(GOOD_PBN)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != locked and real_access(path, mode))
+    status, err = run_cli(capsys, "ingest", "--input", str(tmp_path / "in"), "--out", str(locked / "new" / "out"))
+    assert status == 2
+    assert one_line_error(err) == f"bridgeflow ingest: error: --out {locked / 'new' / 'out'}: {locked} is not writable"
+    assert list(locked.iterdir()) == []

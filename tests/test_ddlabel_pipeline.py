@@ -355,3 +355,54 @@ def test_progress_line_of_an_nn_run_without_a_plan(tmp_path, caplog):
         monitor.poll()
     line = caplog.records[-1].getMessage()
     assert "3000 deals estimated" in line and "ETA" not in line
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not parquet", "empty file"])
+def test_a_damaged_records_shard_is_skipped_and_listed_and_the_good_ones_labelled(tmp_path, reference, damage):
+    deals, tables = reference
+    write_records(tmp_path / "records" / "a.parquet", deals[:3])
+    write_records(tmp_path / "records" / "b.parquet", deals[3:6])
+    bad = tmp_path / "records" / "b.parquet"
+    data = bad.read_bytes()
+    bad.write_bytes({"truncated": data[:len(data) // 2], "not parquet": b"an error page, not a shard\n" * 40,
+                     "empty file": b""}[damage])
+    summary = label(tmp_path / "records", tmp_path / "dd")
+    assert set(labels_of(tmp_path / "dd")) == {deal_id(owner) for owner in deals[:3]}
+    (skipped,) = summary["skipped_files"]
+    assert skipped["file"] == str(bad) and skipped["why"].startswith("not a readable Parquet file: ")
+    assert summary["records_read"] == 3
+    assert json.loads((tmp_path / "dd" / "summary.json").read_text())["skipped_files"] == [skipped]
+
+
+def test_a_shard_of_another_schema_among_the_records_is_refused_naming_it(tmp_path, reference, capsys):
+    from bridgeflow.cli import main
+    from bridgeflow.dataset.schema import QUARANTINE
+
+    deals, _ = reference
+    write_records(tmp_path / "records" / "a.parquet", deals[:3])
+    pq.write_table(QUARANTINE.empty_table(), tmp_path / "records" / "q.parquet")
+    status = main(["ddlabel", "--records", str(tmp_path / "records"), "--out", str(tmp_path / "dd"), "--workers", "1"])
+    err = capsys.readouterr().err
+    assert status == 2 and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith(
+        f"bridgeflow ddlabel: error: --records: 1 of 2 Parquet files are not records shards: "
+        f"{tmp_path / 'records' / 'q.parquet'} (no column ")
+    assert not (tmp_path / "dd").exists()
+
+
+def test_a_shard_damaged_inside_is_listed_and_the_run_finishes(tmp_path, reference):
+    """Its footer reads (the check before the job passes it), a data page does not: the job lists
+    it with why instead of failing, and labels every other shard."""
+    deals, _ = reference
+    write_records(tmp_path / "records" / "a.parquet", deals[:3])
+    damaged = tmp_path / "records" / "b.parquet"
+    write_records(damaged, deals[3:6])
+    data = bytearray(damaged.read_bytes())
+    footer = int.from_bytes(data[-8:-4], "little") + 8
+    for offset in range(4, len(data) - footer):  # every data page overwritten, the footer kept
+        data[offset] = 0x55
+    damaged.write_bytes(bytes(data))
+    summary = label(tmp_path / "records", tmp_path / "dd")
+    assert set(labels_of(tmp_path / "dd")) == {deal_id(owner) for owner in deals[:3]}
+    (skipped,) = summary["skipped_files"]
+    assert skipped["file"] == str(damaged) and skipped["why"].startswith("not readable Parquet after 0 records")

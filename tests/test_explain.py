@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 import matplotlib.image
@@ -31,7 +32,7 @@ def checkpoint(tmp_path_factory):
     root = tmp_path_factory.mktemp("explain")
     write_toy_records(root / "records", 120, seed=21)
     train_run(["--records", str(root / "records"), "--cache", str(root / "cache"), "--out", str(root / "bsm"),
-               "--params", str(root / "none.yaml"), "--set", "steps=20", "--set", "hidden=32", "--set", "embed=8",
+               "--params", os.devnull, "--set", "steps=20", "--set", "hidden=32", "--set", "embed=8",
                "--set", "batch_size=16", "--set", "warmup=2", "--set", "lr=0.01"])
     return root / "bsm"
 

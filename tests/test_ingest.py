@@ -17,6 +17,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from bridgeflow.dataset import encodings
+from bridgeflow.dataset.errors import InputError
 from bridgeflow.pipelines import ingest
 from bridgeflow.pipelines.ingest import InputChunk, ParseChunk
 from bridgeflow.pipelines.shards import lock_output
@@ -76,7 +77,7 @@ def test_unknown_extensions_are_reported_not_read(tmp_path):
 def test_parse_dofn_commits_good_and_bad_records_of_a_chunk(tmp_path):
     path = tmp_path / "mixed.pbn"
     path.write_text(GOOD_BOARD + "\n" + BAD_BOARD)
-    chunk = InputChunk(str(tmp_path), "mixed.pbn", str(path), "pbn")
+    chunk = InputChunk(str(tmp_path), "mixed.pbn", str(path), "pbn", path.stat().st_size, path.stat().st_mtime_ns)
     work = tmp_path / "work"
     stats = (str(path), "pbn", {"accepted": 1, "wrong_hand_size": 1}, {})
     with TestPipeline(runner="FnApiRunner") as pipeline:
@@ -296,6 +297,7 @@ def test_a_changed_input_discards_the_stale_work(inputs, tmp_path, monkeypatch):
     assert ingest.work_key(chunks, 8) != key
     pbn = inputs / "mixed.pbn"
     os.utime(pbn, ns=(pbn.stat().st_atime_ns, pbn.stat().st_mtime_ns + 1))
+    chunks, _ = ingest.plan_inputs([str(inputs)], 600)
     assert ingest.work_key(chunks, 7) != key
     key = ingest.work_key(chunks, 7)
     with monkeypatch.context() as patch:
@@ -323,6 +325,6 @@ def test_one_run_per_output_folder(tmp_path):
     (inputs / "a.pbn").write_text(GOOD_BOARD)
     out = tmp_path / "out"
     out.mkdir()
-    with lock_output(out, "ingest"), pytest.raises(RuntimeError, match=f"another ingest run is writing {out}"):
+    with lock_output(out, "ingest"), pytest.raises(InputError, match=f"another ingest run is writing {out}"):
         ingest.run(["--input", str(inputs), "--out", str(out), "--workers", "1"])  # while a run holds the folder
     assert ingest.run(["--input", str(inputs), "--out", str(out), "--workers", "1"])["accepted"] == 1

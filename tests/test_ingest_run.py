@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -121,6 +122,87 @@ def test_a_file_deleted_while_the_job_runs_is_a_skipped_file(inputs, tmp_path, m
     assert {row["board"] for row in _rows(out / "records")} == {1}
     assert manifest["accepted"] == len(_rows(out / "records")) == 2
     assert not (out / "_work").exists()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "socket", "link to /dev/zero"])
+def test_a_special_file_is_skipped_and_never_opened(inputs, tmp_path, kind):
+    """A FIFO would wait for a writer, /dev/zero never ends: both are skipped, named, before any read."""
+    special = inputs / "special.lin"
+    if kind == "fifo":
+        os.mkfifo(special)
+        why = "not a regular file: a FIFO (named pipe)"
+    elif kind == "socket":
+        listening = socket.socket(socket.AF_UNIX)
+        listening.bind(str(special))
+        why = "not a regular file: a socket"
+    else:
+        special.symlink_to("/dev/zero")
+        why = "not a regular file: a character device, through a symbolic link to /dev/zero"
+    manifest = ingest.run(["--input", str(inputs), "--input", str(special), "--out", str(tmp_path / "out"),
+                           "--workers", "1"])
+    assert manifest["skipped_files"] == [{"file": str(special), "why": why}]
+    assert (manifest["files"], manifest["accepted"], manifest["failed_files"]) == (3, 3, [])
+
+
+def test_a_special_file_put_in_a_files_place_after_planning_is_skipped_not_waited_on(inputs, tmp_path, monkeypatch):
+    build = ingest.build
+
+    def replace_then_build(pipeline, todo, work):
+        (inputs / "b.pbn").unlink()
+        os.mkfifo(inputs / "b.pbn")
+        return build(pipeline, todo, work)
+
+    monkeypatch.setattr(ingest, "build", replace_then_build)
+    manifest = ingest.run(argv(inputs, tmp_path / "out"))
+    assert manifest["skipped_files"] == [{"file": str(inputs / "b.pbn"), "why": "not a regular file: a FIFO (named pipe)"}]
+    assert manifest["accepted"] == 2
+
+
+@pytest.mark.parametrize("change, why", [
+    ("append", "changed since it was planned (size {size} -> {grown} bytes)"),
+    ("truncate", "changed since it was planned (size {size} -> 40 bytes)"),
+    ("touch", "changed since it was planned (modified, same size)"),
+])
+def test_a_file_changed_after_planning_is_failed_never_read_in_part(inputs, tmp_path, monkeypatch, change, why):
+    """Split into pieces, a file that grew or shrank after planning would give fragments: it fails
+    with why, contributes no row, and the run exits non-zero after writing the others."""
+    changed = inputs / "mixed.pbn"
+    size = changed.stat().st_size
+    build = ingest.build
+
+    def change_then_build(pipeline, todo, work):
+        if change == "append":
+            with open(changed, "a") as handle:
+                handle.write("\n" + GOOD_BOARD.replace('"1"', '"9"'))
+        elif change == "truncate":
+            os.truncate(changed, 40)
+        else:
+            os.utime(changed, ns=(changed.stat().st_atime_ns, changed.stat().st_mtime_ns + 1000))
+        return build(pipeline, todo, work)
+
+    monkeypatch.setattr(ingest, "build", change_then_build)
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit, match="1 file\\(s\\) failed"):
+        ingest.run([*argv(inputs, out), "--split-bytes", "100"])  # mixed.pbn in two pieces
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["failed_files"] == [
+        {"file": str(changed), "why": why.format(size=size, grown=changed.stat().st_size)
+         + ": not read, a rerun reads it as it is now"}]
+    assert sorted(manifest["per_file"]) == [str(inputs / "a.pbn"), str(inputs / "b.pbn")]
+    assert {row["board"] for row in _rows(out / "records")} == {1, 3}
+    monkeypatch.undo()
+    assert ingest.run(argv(inputs, out))["failed_files"] == []  # a rerun plans and reads the file as it is
+
+
+def test_a_file_cut_while_read_is_failed(tmp_path):
+    path = tmp_path / "a.pbn"
+    path.write_text(GOOD_BOARD)
+    (chunk,) = ingest.plan_inputs([str(path)], 1 << 20)[0]
+    status = path.stat()
+    os.truncate(path, 10)
+    os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns))  # the size alone tells
+    with pytest.raises(ingest.ChangedFile, match="size"):
+        ingest.read_planned(chunk)
 
 
 def test_a_file_whose_parser_raises_is_failed_and_the_rest_is_written(inputs, tmp_path, monkeypatch):

@@ -179,4 +179,5 @@ def test_a_large_file_read_whole_is_planned_as_one_chunk(tmp_path):
     path = tmp_path / "cafe.pbn"
     path.write_bytes((TRICKY * 5).encode("latin-1").replace(b"Club", b"Caf\xe9"))
     chunks, _ = ingest.plan_inputs([str(path)], 100)
-    assert chunks == [ingest.InputChunk(str(tmp_path), "cafe.pbn", str(path), "pbn")]
+    assert chunks == [ingest.InputChunk(str(tmp_path), "cafe.pbn", str(path), "pbn", path.stat().st_size,
+                                        path.stat().st_mtime_ns)]

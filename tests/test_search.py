@@ -4,6 +4,7 @@ its evidence, fallbacks, determinism, and the `bid` command."""
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -18,12 +19,12 @@ from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
 from bridgeflow.training.dd.dd_estimator import DDEstimator
 from bridgeflow.training.dd.exact_dd import ExactDD
 from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
+from bridgeflow.training.params import load_section
 from bridgeflow.training.search import monte_carlo as search_module
 from bridgeflow.training.search.monte_carlo import (
     EstimatedDD,
     MonteCarloSearch,
     SearchConfig,
-    load_section,
 )
 from bridgeflow.training.search.sampling import call_log_likelihoods, sample_deals
 
@@ -171,7 +172,7 @@ def test_bid_command_prints_the_evidence(bidder, tmp_path, capsys):
     nndda = NNDDA(NNDDAConfig(hidden=16, layers=1))
     torch.save({"model_config": vars(nndda.config), "model": nndda.state_dict()}, tmp_path / "nndda.pt")
     argv = ["--hand", "K843.Q92.A75.J64", "--auction", "1H P", "--dealer", "N", "--vul", "none",
-            "--bsm", str(tmp_path), "--nndda", str(tmp_path), "--params", str(tmp_path / "none.yaml"),
+            "--bsm", str(tmp_path), "--nndda", str(tmp_path), "--params", os.devnull,
             "--set", "samples=3", "--set", "oversample=2"]
     result = search_module.run(argv)
     out = capsys.readouterr().out

@@ -14,9 +14,10 @@ from bridgeflow.cli import VERBS
 from bridgeflow.dataset.auction import replay
 from bridgeflow.dataset.encodings import PASS, deal_id, parse_call, random_owner
 from bridgeflow.dataset.splits import split_of
-from bridgeflow.pipelines.selfplay import load_configs
+from bridgeflow.pipelines.selfplay import SECTIONS, load_configs
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
+from bridgeflow.training.params import Params
 from bridgeflow.training.search.monte_carlo import (
     Candidate,
     MonteCarloSearch,
@@ -190,7 +191,7 @@ def test_the_repositorys_params_and_pipeline_hold_a_loadable_loop():
     """params.yaml's selfplay section loads (its search overrides too), and every selfplay stage of
     dvc.yaml calls a bridgeflow verb with generation items that name their init network."""
     repo = Path(__file__).resolve().parents[1]
-    config, search = load_configs(str(repo / "params.yaml"), [])
+    config, search = load_configs(Params(repo / "params.yaml", [], SECTIONS, bare="selfplay"))
     assert (search.selection, search.rollout) == ("proportional", "sample")
     assert all({"gen", "prev", "init"} <= set(item) for item in config.generations)
     stages = yaml.safe_load((repo / "dvc.yaml").read_text())["stages"]

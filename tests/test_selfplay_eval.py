@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -49,7 +50,7 @@ def measure(root, number, *more, out=None):
         agents += ["--agent", f"previous=bsm@{root}/gen{number - 1}", "--history", str(root / f"eval{number - 1}")]
     out = out or root / f"eval{number}"
     argv = ["generation", "--generation", str(number), *agents, "--dd", str(root / "dd"), "--boards", "4",
-            "--out", str(out), "--params", "none.yaml", *more]
+            "--out", str(out), "--params", os.devnull, *more]
     assert main(argv) == 0
     return json.loads((out / "results.json").read_text())
 
@@ -123,7 +124,7 @@ def test_facit_scores_every_agent_paired_against_base(setup, shared_dir):
 ])
 def test_bad_arguments_are_one_line_errors(setup, tmp_path, capsys, options, named):
     argv = ["generation", "--generation", "1", "--agent", f"new=bsm@{setup}/gen1", "--dd", str(setup / "dd"),
-            "--boards", "2", "--out", str(tmp_path), "--params", "none.yaml", *options]
+            "--boards", "2", "--out", str(tmp_path), "--params", os.devnull, *options]
     code = main(argv)
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("bridgeflow generation: error: ") and named in err and "Traceback" not in err

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -22,7 +23,7 @@ torch.set_num_threads(1)
 
 
 def argv(models, out, *more):
-    return ["--bsm", str(models), "--generation", "1", "--out", str(out), "--params", "none.yaml", "--workers", "1",
+    return ["--bsm", str(models), "--generation", "1", "--out", str(out), "--params", os.devnull, "--workers", "1",
             "--set", f"nndda={models}", "--set", "deals=6", "--set", "boards_per_task=2",
             "--set", "search.samples=2", "--set", "search.oversample=1", "--set", "search.topk=2",
             "--set", "tempering=2.0", "--set", "skip_above=0.01", *more]

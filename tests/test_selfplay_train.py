@@ -3,6 +3,8 @@ a rule partner's calls untrained) and `bsm --selfplay --init` lowering the cross
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -112,7 +114,7 @@ def test_training_from_init_lowers_the_cross_entropy_to_pi_prime(setup, tmp_path
 
 def test_the_verb_trains_on_self_play_and_refuses_bad_input(setup, tmp_path, capsys):
     root, _, _ = setup
-    common = ["bsm", "--records", str(root / "records"), "--cache", str(tmp_path / "cache"), "--params", "none.yaml",
+    common = ["bsm", "--records", str(root / "records"), "--cache", str(tmp_path / "cache"), "--params", os.devnull,
               "--init", str(root / "model.pt"), "--out", str(tmp_path / "bsm"),
               *[f"--set={key}={value}" for key, value in TINY.items()], "--set=steps=2"]
     assert main(common + ["--selfplay", str(root / "decisions"), "--imitation-fraction", "0.2"]) == 0

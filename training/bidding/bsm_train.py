@@ -33,7 +33,7 @@ from bridgeflow.dataset.encodings import CARD_HCP
 from bridgeflow.dataset.errors import InputError, existing
 from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.training.model_files import model_file
-from bridgeflow.training.params import load_section
+from bridgeflow.training.params import ParamsArguments, load_section
 
 from .bsm_data import SPLITS, Corpus, batch_rows, load_corpus, selfplay_corpus
 from .bsm_model import BSM, BSMConfig, losses
@@ -69,6 +69,10 @@ class TrainConfig(BSMConfig):
     eval_sequences: int = 8192  # valid-split sequences scored at each eval_every
     device: str = "cpu"
     threads: int = 0  # torch CPU threads; 0 = torch's default (all cores). 1 is far faster on a busy machine
+
+    def __post_init__(self):
+        if self.steps < 1 or self.batch_size < 1 or self.warmup < 0 or self.lr <= 0:
+            raise ValueError("bsm: steps, batch_size >= 1, warmup >= 0 and lr > 0")
 
     def model(self) -> BSMConfig:
         """The model's fields only: what model.pt records and Bidder.load rebuilds."""
@@ -362,8 +366,7 @@ def run(argv: list[str] | None = None) -> dict:
     parser.add_argument("--records", default="data/ingest/records", help="folder of records *.parquet (RECORDS schema)")
     parser.add_argument("--out", default="data/bsm", help="checkpoint, metrics, plots and model card go here")
     parser.add_argument("--cache", default="data/cache/bsm", help="decision-point arrays, one folder per input hash")
-    parser.add_argument("--params", default="params.yaml", help="YAML file with a `bsm:` section")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override one bsm param")
+    params = ParamsArguments(parser, ["bsm"], bare="bsm")
     parser.add_argument("--fresh", action="store_true", help="ignore an existing checkpoint in --out")
     parser.add_argument("--init", help="warm-start from this trained BSM (model.pt or its folder): same arch params, "
                                        "new optimizer and lr schedule")
@@ -372,7 +375,7 @@ def run(argv: list[str] | None = None) -> dict:
     parser.add_argument("--imitation-fraction", type=float, default=0.3,
                         help="with --selfplay: share of the training auctions drawn from --records (0 <= f < 1)")
     args = parser.parse_args(argv)
-    cfg = load_config(Path(args.params), args.set)
+    cfg = params.parsed(args).loaded("bsm", load_config)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     out, records = Path(args.out), Path(args.records)

@@ -18,6 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from bridgeflow.dataset.auction import parse_decision, replay  # noqa: E402
+from bridgeflow.dataset.errors import output_file  # noqa: E402
 from bridgeflow.dataset.encodings import (  # noqa: E402
     CARD_HCP,
     RANKS,
@@ -123,13 +124,15 @@ def run(argv: list[str] | None = None) -> dict:
     parser.add_argument("--out", default="explain.png", help="PNG to write")
     parser.add_argument("--top", type=int, default=5, help="calls to list")
     args = parser.parse_args(argv)
+    out = output_file(args.out)  # before the work; a missing folder is made, as every verb makes its --out
     try:
         decision = parse_decision(args.hand, args.auction, args.dealer, args.vul)
     except ValueError as error:
         parser.error(str(error))
     summary = explain(Bidder.load(args.checkpoint or shipped_model("BSM", "--checkpoint")), decision.hand, decision.auction, decision.vulnerability,
                       decision.dealer, args.top)
-    render(summary, Path(args.out))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    render(summary, out)
     print(summary["text"])
     print(f"wrote {args.out}")
     return summary

@@ -33,10 +33,11 @@ from tqdm import tqdm
 from bridgeflow.dataset.atomic import atomic_path
 from bridgeflow.dataset.dd import SOLVER_NAME
 from bridgeflow.dataset.encodings import STRAINS
+from bridgeflow.dataset.errors import output_folder
 from bridgeflow.dataset.labels import label_files
 from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.dataset.splits import split_of
-from bridgeflow.training.params import read_section
+from bridgeflow.training.params import ParamsArguments, read_section, typed
 
 from . import symmetry
 from .dd_estimator import DDEstimator
@@ -71,7 +72,10 @@ LEVELS = range(1, 8)
 
 def load_params(path: str | None, overrides: list[str]) -> dict:
     """DEFAULTS <- params.yaml's `nndda:` section <- `key=value` overrides (values parsed as YAML)."""
-    return {**DEFAULTS, **read_section(path, "nndda", overrides, DEFAULTS)}
+    params = {**DEFAULTS, **typed("nndda", read_section(path, "nndda", overrides, DEFAULTS), DEFAULTS)}
+    if params["steps"] < 1 or params["batch_size"] < 1 or params["warmup"] < 0 or params["lr"] <= 0:
+        raise ValueError("nndda: steps, batch_size >= 1, warmup >= 0 and lr > 0")
+    return params
 
 
 def read_dd(*stores: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
@@ -252,22 +256,21 @@ def model_card(params: dict, data: dict, metrics: dict, num_params: int) -> str:
     return "\n".join(lines)
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
+def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, ParamsArguments]:
     parser = argparse.ArgumentParser(prog="bridgeflow nndda", description=__doc__.split("\n\n")[0])
     parser.add_argument("--dd", required=True, action="append",
                         help="a DD store (ddlabel's --out, or a folder of DD_LABELS Parquet); repeat to train on several")
     parser.add_argument("--out", required=True, help="output folder (model, checkpoint, metrics, plots)")
-    parser.add_argument("--params", help="params.yaml with an `nndda:` section")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a param")
+    params = ParamsArguments(parser, ["nndda"], bare="nndda", default_file=None)
     parser.add_argument("--oracle", help="also evaluate on the real deals of DDS's lists in this oracle folder (shared/data/oracle)")
-    return parser.parse_args(argv)
+    return parser.parse_args(argv), params
 
 
 def run(argv: list[str] | None = None) -> dict:
-    args = parse_args(argv)
-    params = load_params(args.params, args.set)
+    args, params_arguments = parse_args(argv)
+    params = params_arguments.parsed(args).loaded("nndda", load_params)
     torch.set_num_threads(params["threads"])
-    out = Path(args.out)
+    out = output_folder(args.out)
     (out / "plots").mkdir(parents=True, exist_ok=True)
 
     ids, owners, tables, dropped = read_dd(*args.dd)

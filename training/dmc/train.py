@@ -36,7 +36,7 @@ from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.dataset.splits import in_split
 from bridgeflow.training.dd.dd_estimator import DDEstimator
 from bridgeflow.training.model_files import load_model_state, model_file
-from bridgeflow.training.params import load_section
+from bridgeflow.training.params import ParamsArguments
 
 from .actor import actor_loop
 from .buffer import SharedBuffer
@@ -295,16 +295,11 @@ def run(argv: list[str] | None = None) -> dict:
     verbs = parser.add_subparsers(dest="command", required=True)
     fit = verbs.add_parser("train", help="actors and learner; resumable")
     fit.add_argument("--out", required=True, help="q.pt, ckpt.pt, metrics.json, progress.csv, MODEL_CARD.md")
-    fit.add_argument("--params", default="params.yaml", help="YAML with a `dmc:` section")
-    fit.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a dmc param")
+    params = ParamsArguments(fit, ["dmc"], bare="dmc")
     from .check import add_arguments, run_check
 
     add_arguments(verbs.add_parser("check", help="does a policy exploit NN-DDA? IMPs under NN-DDA and exact DDS"))
     args = parser.parse_args(argv)
     if args.command == "check":
         return run_check(args)
-    try:
-        config = load_section(DMCConfig, args.params, "dmc", args.set)
-    except ValueError as error:
-        raise InputError(f"dmc params ({args.params}, --set): {error}") from None
-    return train(config, args.out)
+    return train(params.parsed(args).load(DMCConfig, "dmc"), args.out)

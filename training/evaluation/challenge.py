@@ -60,7 +60,7 @@ from bridgeflow.dataset import facit
 from bridgeflow.dataset.auction import AuctionState, Contract
 from bridgeflow.dataset.encodings import PASS, SEATS, VUL_NAMES, call_name, hand_to_pbn, parse_call
 from bridgeflow.dataset.errors import InputError, existing
-from bridgeflow.training.params import load_section
+from bridgeflow.training.params import ParamsArguments
 from bridgeflow.training.search.monte_carlo import SearchConfig
 
 from .agents import Agent
@@ -463,9 +463,7 @@ def run(argv: list[str] | None = None) -> dict:
     parser.add_argument("--out", required=True, help="boards.parquet, report.txt, metrics.json, *.pbn go here")
     parser.add_argument("--bsm", help="BSM checkpoint: training folder or model.pt; default: the one in models/bsm")
     parser.add_argument("--nndda", help="NN-DDA model for the search: folder or nndda.pt; default: models/nndda")
-    parser.add_argument("--params", default="params.yaml", help="YAML with a `search:` section")
-    parser.add_argument("--set", action="append", default=[], metavar="search.KEY=VALUE",
-                        help="override a search param")
+    params = ParamsArguments(parser, ["search"], bare=None)
     parser.add_argument("--seed", type=int, default=0, help="agents' per-board seeds and the bootstrap's")
     parser.add_argument("--compare", action="append", default=[], metavar="RESULTS.pbn",
                         help="a robot's Results file of the same problems: identical auctions, first "
@@ -478,13 +476,7 @@ def run(argv: list[str] | None = None) -> dict:
         raise InputError(f"--problems names {next(name for name in names if names.count(name) > 1)} twice")
     problem_files = [facit.read_problems(path) for path in paths]
     problems = {read.path.name: read.problems for read in problem_files}
-    others = [item for item in args.set if not item.startswith("search.")]
-    if others:
-        raise InputError(f"--set takes search params only (search.KEY=VALUE), not {others[0]!r}")
-    try:
-        search_config = load_section(SearchConfig, args.params, "search", [item.removeprefix("search.") for item in args.set])
-    except ValueError as error:
-        raise InputError(f"search params ({args.params}, --set): {error}") from None
+    search_config = params.parsed(args).load(SearchConfig, "search")
     compared = [facit.read_results(existing(path, "Results file (--compare)")) for path in args.compare]
     for results in compared:
         results_file_of(problems, results.boards, results.path)  # before any bidding

@@ -68,7 +68,7 @@ from bridgeflow.dataset.atomic import write_table
 from bridgeflow.dataset.auction import AuctionState
 from bridgeflow.dataset.dd import SOLVER_NAME
 from bridgeflow.dataset.encodings import duplicate_dealer, duplicate_vulnerability, hands_from_owner
-from bridgeflow.dataset.errors import InputError, existing
+from bridgeflow.dataset.errors import InputError, existing, output_folder
 from bridgeflow.dataset.labels import read_labels
 from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.dataset.scoring import imps, score_ns
@@ -83,8 +83,8 @@ from bridgeflow.training.search.monte_carlo import (
     SearchResult,
     contract_label,
     load_scorer,
-    load_section,
 )
+from bridgeflow.training.params import ParamsArguments
 
 from . import ben
 from .agents import Agent, BSMAgent, RuleAgent, SearchAgent
@@ -106,6 +106,10 @@ class EvalConfig:
     matches: list = field(default_factory=lambda: ["search:rule", "bsm:rule", "partner:bsm"])
     workers: int = 1  # processes playing boards, one core each; the results do not depend on it
 
+    def __post_init__(self):
+        if self.boards < 1 or self.workers < 1:
+            raise ValueError(f"evaluate: boards and workers >= 1, not boards={self.boards}, workers={self.workers}")
+
 
 @dataclass
 class Boards:
@@ -121,13 +125,11 @@ class Boards:
 def load_boards(dd_store: str | Path, count: int, board_file: str | Path | None = None) -> Boards:
     """The boards of the match: a fixed list from `board_file`, else the first `count` test-split
     deal_ids of the DD store in ascending order. Only deals with an exact (DDS) table qualify."""
+    wanted = None if board_file is None else read_board_list(board_file)
     labels = read_labels(existing(dd_store, "DD store (--dd)"))
     labels = labels.filter(pc.equal(labels.column("solver"), SOLVER_NAME))  # exact tables only, not NN-DDA estimates
     ids = labels.column("deal_id").to_numpy()
-    if board_file is not None:
-        listed = json.loads(existing(board_file, "board list (--boards)").read_text())
-        wanted = np.array(listed["deal_ids"] if isinstance(listed, dict) else listed, np.uint64)
-    else:
+    if wanted is None:
         wanted = np.sort(ids[in_split(ids, "test")])[:count]
     position = {int(deal): row for row, deal in enumerate(ids)}
     missing = [int(d) for d in wanted if int(d) not in position]
@@ -140,6 +142,27 @@ def load_boards(dd_store: str | Path, count: int, board_file: str | Path | None 
     owners = np.array(chosen.column("owner").to_pylist(), np.int8)
     tables = np.array(chosen.column("dd_tricks").to_pylist(), np.int8).reshape(-1, 4, 5)
     return Boards(wanted, owners, tables)
+
+
+def read_board_list(path: str | Path) -> np.ndarray:
+    """The deal_ids of a board-list file: a JSON list of deal_ids, or an object whose "deal_ids" is
+    one (a boards.json); InputError naming the file unless it is a non-empty list of integers in
+    0..2**64-1 (1.5 or "1" is no deal_id)."""
+    path = existing(path, "board list (--boards)")
+    where = f"board list (--boards) {path}"
+    try:
+        listed = json.loads(path.read_bytes())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise InputError(f"{where}: not JSON ({error})") from None
+    deal_ids = listed.get("deal_ids") if isinstance(listed, dict) else listed
+    if not isinstance(deal_ids, list):
+        raise InputError(f"{where}: want a JSON list of deal_ids or an object with one as \"deal_ids\"")
+    if not deal_ids:
+        raise InputError(f"{where}: lists no deal_id")
+    for position, deal in enumerate(deal_ids):
+        if isinstance(deal, bool) or not isinstance(deal, int) or not 0 <= deal < 1 << 64:
+            raise InputError(f"{where}: item {position} is {json.dumps(deal)}, not a deal_id (an integer in 0..2**64-1)")
+    return np.array(deal_ids, np.uint64)
 
 
 def table_seed(seed: int, match: str, deal_id: int, table: int) -> int:
@@ -523,20 +546,18 @@ def run(argv: list[str] | None = None) -> dict:
     parser.add_argument("--bsm", help="BSM checkpoint: training folder or model.pt; default: the one in models/bsm")
     parser.add_argument("--nndda", help="NN-DDA model for the search: folder or nndda.pt; default: models/nndda")
     parser.add_argument("--out", default="data/eval", help="boards.parquet, boards.json, metrics.json go here")
-    parser.add_argument("--params", default="params.yaml", help="YAML with `evaluate:` and `search:` sections")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="override an evaluate param, or a search param as search.KEY=VALUE")
+    params_arguments = ParamsArguments(parser, ["evaluate", "search"], bare="evaluate")
     parser.add_argument("--boards", help="fixed board list: JSON list of deal_ids or a boards.json")
     args = parser.parse_args(argv)
     # Decisions run small batches one after another: one thread is faster than two fighting
     # over a busy machine's cores (measured: up to 12x on 2 loaded cores).
     torch.set_num_threads(1)
-    search_sets = [s.removeprefix("search.") for s in args.set if s.startswith("search.")]
-    config = load_section(EvalConfig, args.params, "evaluate", [s for s in args.set if not s.startswith("search.")])
-    search_config = load_section(SearchConfig, args.params, "search", search_sets)
+    params = params_arguments.parsed(args)
+    config = params.load(EvalConfig, "evaluate")
+    search_config = params.load(SearchConfig, "search")
     boards = load_boards(args.dd, config.boards, args.boards)
     factory = AgentFactory(args.bsm, args.nndda, search_config)
-    out = Path(args.out)
+    out = output_folder(args.out)  # checked before the work
     started = time.perf_counter()
     try:
         metrics, rows = evaluate(config, boards, factory, out / "_progress")

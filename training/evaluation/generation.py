@@ -43,9 +43,9 @@ from pathlib import Path
 import torch
 
 from bridgeflow.dataset import facit
-from bridgeflow.dataset.errors import InputError, existing
+from bridgeflow.dataset.errors import InputError, existing, output_folder
 from bridgeflow.dataset.schema import SCHEMA_VERSION
-from bridgeflow.training.params import load_section
+from bridgeflow.training.params import ParamsArguments
 from bridgeflow.training.search.monte_carlo import SearchConfig
 
 from . import challenge
@@ -199,7 +199,7 @@ def parse_agent(text: str) -> tuple[str, str]:
 
 def boards_from(dd: str, boards: str) -> Boards:
     """--boards: a board-list file, or N for the DD store's first N test-split deals."""
-    return load_boards(dd, int(boards), None) if boards.isdigit() else load_boards(dd, 0, boards)
+    return load_boards(dd, int(boards), None) if boards.isascii() and boards.isdigit() else load_boards(dd, 0, boards)
 
 
 def run(argv: list[str] | None = None) -> dict:
@@ -217,8 +217,7 @@ def run(argv: list[str] | None = None) -> dict:
     parser.add_argument("--history", help="the previous generation's --out (its history.json is continued)")
     parser.add_argument("--out", required=True, help="results.json, history.json/.csv/.png go here")
     parser.add_argument("--nndda", help="NN-DDA for search agents; default: models/nndda")
-    parser.add_argument("--params", default="params.yaml", help="YAML with a `search:` section (search agents)")
-    parser.add_argument("--set", action="append", default=[], metavar="search.KEY=VALUE", help="override a search param")
+    params = ParamsArguments(parser, ["search"], bare=None)
     parser.add_argument("--seed", type=int, default=0, help="agents' per-table seeds and the bootstrap's")
     parser.add_argument("--hours", type=float, help="training hours behind the new network (the plot's x)")
     args = parser.parse_args(argv)
@@ -231,13 +230,10 @@ def run(argv: list[str] | None = None) -> dict:
     if args.history:
         history = json.loads((existing(args.history, "--history") / "history.json").read_text())
     matches = args.match or default_matches(agents, first=not history)
-    try:
-        search_config = load_section(SearchConfig, args.params, "search", [s.removeprefix("search.") for s in args.set])
-    except ValueError as error:
-        raise InputError(f"search params ({args.params}, --set): {error}") from None
+    search_config = params.parsed(args).load(SearchConfig, "search")
     boards = boards_from(args.dd, args.boards)
     factory = AgentFactory(None, args.nndda, search_config)
-    out = Path(args.out)
+    out = output_folder(args.out)  # checked before the work
     try:
         results = play_matches(agents, matches, boards, factory, args.seed, out / "_progress")
         scores = facit_scores(agents, args.facit, factory, args.seed) if args.facit else None

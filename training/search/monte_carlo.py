@@ -51,7 +51,7 @@ from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.dd.dd_estimator import DDEstimator
 from bridgeflow.training.dd.exact_dd import ExactDD
 from bridgeflow.training.model_files import shipped_model
-from bridgeflow.training.params import load_section
+from bridgeflow.training.params import ParamsArguments
 
 from .sampling import SELECTIONS, Samples, categorical, sample_deals
 
@@ -311,12 +311,11 @@ def run(argv: list[str] | None = None) -> SearchResult:
     parser.add_argument("--vul", default="none", help="none, ns, ew or both")
     parser.add_argument("--bsm", help="BSM checkpoint (training folder or model.pt); default: the one in models/bsm")
     parser.add_argument("--nndda", help="NN-DDA model (folder with nndda.pt, or the file); default: models/nndda")
-    parser.add_argument("--params", default="params.yaml", help="YAML file with a `search:` section")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override one search param")
+    params = ParamsArguments(parser, ["search"], bare="search")
     parser.add_argument("--json", action="store_true", help="print the evidence as JSON")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)  # small batches in sequence: one thread beats two on a busy machine
-    config = load_section(SearchConfig, args.params, "search", args.set)
+    config = params.parsed(args).load(SearchConfig, "search")
     try:
         decision = parse_decision(args.hand, args.auction, args.dealer, args.vul)
     except ValueError as error:
