@@ -67,20 +67,13 @@ class AuctionState:
         return (len(self.calls) >= 4 and self.passes_in_row >= 4) or (self.last_bid >= 0 and self.passes_in_row >= 3)
 
     def legal_mask(self) -> np.ndarray:
-        """bool[38]: the calls legal now (all False once the auction is over)."""
-        mask = np.zeros(NUM_CALLS, dtype=bool)
-        if self.finished:
-            return mask
-        mask[PASS] = True
-        mask[max(self.last_bid + 1, 3):] = True
-        if self.last_bid >= 0:
-            opponents_bid = (self.last_bidder - self.to_call) % 2 == 1
-            mask[DOUBLE] = opponents_bid and self.doubled == 0
-            mask[REDOUBLE] = (not opponents_bid) and self.doubled == 1
-        return mask
+        """bool[38]: `is_legal` of every call (all False once the auction is over)."""
+        return np.array([self.is_legal(call) for call in range(NUM_CALLS)], dtype=bool)
 
     def is_legal(self, call: int) -> bool:
-        """The same rule as legal_mask, for one call without building the mask (parsers' hot path)."""
+        """The laws' rule, one call at a time (the parsers' and the rule bidder's hot path): nothing
+        after the end; pass always; a bid above the last; a double of the opponents' undoubled bid;
+        a redouble of the opponents' double of our bid."""
         if self.finished or not 0 <= call < NUM_CALLS:
             return False
         if call == PASS:
