@@ -24,7 +24,8 @@ from typing import Sequence
 
 import numpy as np
 
-from bridgeflow.dataset.encodings import DOUBLE, NUM_CALLS, PASS, REDOUBLE, is_vulnerable, parse_call
+from bridgeflow.dataset.auction import AuctionState
+from bridgeflow.dataset.encodings import DOUBLE, NUM_CALLS, PASS, is_vulnerable, parse_call
 from bridgeflow.dataset.encodings import bid_index as _bid
 from bridgeflow.dataset.encodings import bid_level as _level
 from bridgeflow.dataset.encodings import bid_strain as _strain
@@ -86,17 +87,15 @@ def _estimate(lo: int, hi: int) -> int:
 
 
 class _Auction:
-    """The auction so far plus each seat's shown HCP range and suit lengths."""
+    """The auction so far plus each seat's shown HCP range and suit lengths. The calls, the last
+    bid, doubles, passes, legality and the end are `state`'s (the laws' AuctionState)."""
 
-    __slots__ = ("dealer", "vul", "vulnerable", "calls", "last_bid", "last_bidder", "doubled", "passes", "opener", "open_idx",
-                 "seat_calls", "side_last", "hlo", "hhi", "llo", "lhi", "forcing", "answered", "natural", "stops",
-                 "bid_before")
+    __slots__ = ("state", "vulnerable", "opener", "open_idx", "seat_calls", "side_last", "hlo", "hhi", "llo",
+                 "lhi", "forcing", "answered", "natural", "stops", "bid_before")
 
     def __init__(self, dealer: int, vul: int):
-        self.dealer, self.vul = dealer, vul
+        self.state = AuctionState.start(dealer)
         self.vulnerable = [is_vulnerable(vul, seat) for seat in range(4)]
-        self.calls: list[int] = []
-        self.last_bid, self.last_bidder, self.doubled, self.passes = -1, -1, 0, 0
         self.opener, self.open_idx = -1, -1
         self.seat_calls: list[list[tuple[int, int]]] = [[], [], [], []]
         self.side_last = [-1, -1]
@@ -109,25 +108,25 @@ class _Auction:
         self.stops = [(False,) * 4] * 4  # suits of the opponents a seat showed stopped by bidding notrump
         self.bid_before: list[int] = []
 
-    @property
-    def finished(self) -> bool:
-        return (self.passes >= 4) or (self.last_bid >= 0 and self.passes >= 3)
-
     def view(self) -> Ctx:
+        """What the seat to call knows now; valid until the next call is pushed."""
         c = Ctx()
-        n = len(self.calls)
-        seat = (self.dealer + n) % 4
+        state = self.state
+        calls, last_bid = state.calls, state.last_bid
+        n = len(calls)
+        seat = (state.dealer + n) % 4
         pard, lho, rho = (seat + 2) % 4, (seat + 1) % 4, (seat + 3) % 4
         c.seat, c.position = seat, n + 1
-        c.last_bid, c.doubled = self.last_bid, self.doubled
-        if self.last_bid >= 0:
-            c.last_level, c.last_strain = _level(self.last_bid), _strain(self.last_bid)
-            c.last_by_us = (self.last_bidder - seat) % 2 == 0
+        c.legal = state.is_legal
+        c.last_bid, c.doubled = last_bid, state.doubled
+        if last_bid >= 0:
+            c.last_level, c.last_strain = _level(last_bid), _strain(last_bid)
+            c.last_by_us = (state.last_bidder - seat) % 2 == 0
         else:
             c.last_level, c.last_strain, c.last_by_us = 0, -1, False
         c.our_last = self.side_last[seat % 2]
         c.our_game = c.our_last >= 0 and _is_game(c.our_last)
-        c.rho_call = self.calls[-1] if n else -1
+        c.rho_call = calls[-1] if n else -1
         c.we_vul, c.they_vul = self.vulnerable[seat], self.vulnerable[lho]
         c.p_lo, c.p_hi = self.hlo[pard], self.hhi[pard]
         c.p_est = _estimate(c.p_lo, c.p_hi)
@@ -142,7 +141,7 @@ class _Auction:
         c.p_last = self.seat_calls[pard][-1][1] if self.seat_calls[pard] else -1
         a, b = self.llo[lho], self.llo[rho]
         c.opp_suits = (a[0] >= 3 or b[0] >= 3, a[1] >= 3 or b[1] >= 3, a[2] >= 3 or b[2] >= 3, a[3] >= 3 or b[3] >= 3)
-        c.balancing = self.passes == 2 and self.last_bid >= 0
+        c.balancing = state.passes_in_row == 2 and last_bid >= 0
         c.table = self._table(seat)
         c.fit = None
         return c
@@ -153,18 +152,19 @@ class _Auction:
             return OPENINGS
         pard = (seat + 2) % 4
         oi = self.open_idx
-        opening = self.calls[oi]
+        calls = self.state.calls
+        opening = calls[oi]
         acted_since_opening = any(i > oi for i, _ in self.seat_calls[seat])
         if self.opener == pard:
             if acted_since_opening:
                 return LATER
-            rho = self.calls[-1]
+            rho = calls[-1]
             kind = "resp" if rho == PASS else "resp_x" if rho == DOUBLE else "resp_over"
             return SYSTEM.get((kind, opening), LATER)
         if self.opener == seat:
             if acted_since_opening:
                 return LATER
-            return SYSTEM.get(("rebid", opening, self.calls[oi + 2]), LATER)
+            return SYSTEM.get(("rebid", opening, calls[oi + 2]), LATER)
         ours = [(i, s, cl) for s in (seat, pard) for i, cl in self.seat_calls[s] if cl != PASS]
         if not ours:
             return OVERCALLS
@@ -201,22 +201,14 @@ class _Auction:
                     self.stops[seat] = tuple(a or b for a, b in zip(self.stops[seat], ctx.opp_suits))
         else:
             self.forcing[seat] = False
-        self.bid_before.append(self.last_bid)
-        self.seat_calls[seat].append((len(self.calls), call))
-        self.calls.append(call)
-        if call == PASS:
-            self.passes += 1
-            return
-        self.passes = 0
-        if call == DOUBLE:
-            self.doubled = 1
-        elif call == REDOUBLE:
-            self.doubled = 2
-        else:
-            self.last_bid, self.last_bidder, self.doubled = call, seat, 0
+        state = self.state
+        self.bid_before.append(state.last_bid)
+        self.seat_calls[seat].append((len(state.calls), call))
+        state.add(call)
+        if call >= 3:
             self.side_last[seat % 2] = call
             if self.opener < 0:
-                self.opener, self.open_idx = seat, len(self.calls) - 1
+                self.opener, self.open_idx = seat, len(state.calls) - 1
 
     def _narrow(self, seat: int, lo: int, hi: int, mins: list[int], maxs: list[int]) -> None:
         """Intersect what `seat` has shown with a new call's promise; on a contradiction the newer
@@ -290,10 +282,10 @@ class RuleBidder:
 
     def explain_call(self, hand: Sequence[int], auction: Sequence[int], dealer: int, vul: int) -> Decision:
         """The call for the seat to act (dealer + len(auction)) holding `hand` (13 card indices)."""
-        state = _replay(auction, dealer, vul)
-        if state.finished:
+        reading = _replay(auction, dealer, vul)
+        if reading.state.finished:
             raise ValueError("the auction has already ended")
-        return _decide(Hand(hand), state.view())
+        return _decide(Hand(hand), reading.view())
 
     def next_call(self, hand: Sequence[int], auction: Sequence[int], dealer: int, vul: int) -> int:
         return self.explain_call(hand, auction, dealer, vul).call
@@ -301,8 +293,8 @@ class RuleBidder:
     def shown(self, auction: Sequence[int], dealer: int, vul: int) -> list[Shown]:
         """What each seat (N, E, S, W) has shown by its calls in `auction`: the partnership
         inference the rules bid with."""
-        state = _replay(auction, dealer, vul)
-        return [Shown((state.hlo[s], state.hhi[s]), tuple(state.llo[s]), tuple(state.lhi[s])) for s in range(4)]
+        reading = _replay(auction, dealer, vul)
+        return [Shown((reading.hlo[s], reading.hhi[s]), tuple(reading.llo[s]), tuple(reading.lhi[s])) for s in range(4)]
 
     def bid_deal(self, owner: np.ndarray | Sequence[int], dealer: int, vul: int) -> list[Decision]:
         """Bid all four seats of a deal (int8[52] seat per card) to the end of the auction."""
@@ -314,26 +306,26 @@ class RuleBidder:
         if any(len(c) != 13 for c in cards):
             raise ValueError("bid_deal needs 13 cards per seat")
         hands = [Hand(c) for c in cards]
-        state = _Auction(dealer, vul)
+        reading = _Auction(dealer, vul)
         decisions = []
-        while not state.finished:
-            ctx = state.view()
+        while not reading.state.finished:
+            ctx = reading.view()
             decision = _decide(hands[ctx.seat], ctx)
-            state.push(decision.call, ctx)
+            reading.push(decision.call, ctx)
             decisions.append(decision)
         return decisions
 
 
 def _replay(auction: Sequence[int], dealer: int, vul: int) -> _Auction:
-    state = _Auction(dealer, vul)
+    reading = _Auction(dealer, vul)
     for call in auction:
-        if state.finished:
+        if reading.state.finished:
             raise ValueError("calls after the end of the auction")
-        ctx = state.view()
+        ctx = reading.view()
         if not ctx.legal(int(call)):
-            raise ValueError(f"illegal call {call} at position {len(state.calls)}")
-        state.push(int(call), ctx)
-    return state
+            raise ValueError(f"illegal call {call} at position {len(reading.state.calls)}")
+        reading.push(int(call), ctx)
+    return reading
 
 
 def _decide(hand: Hand, ctx: Ctx) -> Decision:

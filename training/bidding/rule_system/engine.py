@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from bridgeflow.dataset.encodings import DOUBLE, NUM_CALLS, PASS, REDOUBLE, call_name, parse_call
+from bridgeflow.dataset.encodings import PASS, call_name, parse_call
 
 
 CLUBS, DIAMONDS, HEARTS, SPADES, NOTRUMP = range(5)
@@ -280,15 +280,8 @@ class Shown:
 class Ctx:
     """What the seat to call knows before its hand: the auction and what everyone has shown."""
 
-    __slots__ = ("seat", "position", "last_bid", "last_level", "last_strain", "last_by_us", "doubled", "our_last",
-                 "our_game", "rho_call", "we_vul", "they_vul", "p_lo", "p_hi", "p_est", "p_len", "p_fit", "p_forcing",
-                 "p_answered", "p_natural", "p_last", "p_stops", "me_len", "opp_suits", "balancing", "table", "fit")
-
-    def legal(self, call: int) -> bool:
-        if call == PASS:
-            return True
-        if call == DOUBLE:
-            return self.last_bid >= 0 and not self.last_by_us and self.doubled == 0
-        if call == REDOUBLE:
-            return self.last_bid >= 0 and self.last_by_us and self.doubled == 1
-        return self.last_bid < call < NUM_CALLS
+    # `legal(call)`: the laws' rule for the auction so far (its AuctionState.is_legal).
+    __slots__ = ("seat", "position", "legal", "last_bid", "last_level", "last_strain", "last_by_us", "doubled",
+                 "our_last", "our_game", "rho_call", "we_vul", "they_vul", "p_lo", "p_hi", "p_est", "p_len", "p_fit",
+                 "p_forcing", "p_answered", "p_natural", "p_last", "p_stops", "me_len", "opp_suits", "balancing",
+                 "table", "fit")
