@@ -43,7 +43,7 @@ class Contract:
         return call_name(3 + 5 * (self.level - 1) + self.strain) + ("", "X", "XX")[self.doubled]
 
 
-@dataclass
+@dataclass(slots=True)
 class AuctionState:
     """Incremental auction state. `calls` are call indices in the order made, starting with dealer."""
 
@@ -64,7 +64,8 @@ class AuctionState:
 
     @property
     def finished(self) -> bool:
-        return (len(self.calls) >= 4 and self.passes_in_row >= 4) or (self.last_bid >= 0 and self.passes_in_row >= 3)
+        # Four passes (a passed-out board) or three after a bid; most calls stop at the first test.
+        return self.passes_in_row >= 3 and (self.passes_in_row >= 4 or self.last_bid >= 0)
 
     def legal_mask(self) -> np.ndarray:
         """bool[38]: `is_legal` of every call (all False once the auction is over)."""
@@ -101,8 +102,8 @@ class AuctionState:
         return "redouble only of a double of own side's bid"
 
     def add(self, call: int) -> None:
-        reason = self.why_illegal(call)
-        if reason:
+        if not self.is_legal(call):
+            reason = self.why_illegal(call)
             raise IllegalCall(f"call {len(self.calls) + 1} ({call_name(call) if 0 <= call < NUM_CALLS else call}): {reason}")
         seat = self.to_call
         self.calls.append(call)
