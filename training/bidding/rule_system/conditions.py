@@ -110,8 +110,10 @@ def takeout_max(ctx: Ctx) -> tuple[int, int, int, int]:
 
 
 def their_bid(ctx: Ctx) -> bool:
+    """The last bid is the opponents'."""
     return ctx.last_bid >= 0 and not ctx.last_by_us
 
 
 def is_(strain_fn, strain: int):
+    """Hand test: `strain_fn(hand, ctx)` (e.g. `best_fit`) picks `strain`."""
     return lambda hand, ctx: strain_fn(hand, ctx) == strain
