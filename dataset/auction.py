@@ -77,10 +77,10 @@ class AuctionState:
         a redouble of the opponents' double of our bid."""
         if self.finished or not 0 <= call < NUM_CALLS:
             return False
-        if call == PASS:
-            return True
         if call >= 3:
             return call > self.last_bid
+        if call == PASS:
+            return True
         if self.last_bid < 0:
             return False
         opponents_bid = (self.last_bidder - self.to_call) % 2 == 1
@@ -105,8 +105,6 @@ class AuctionState:
         if not self.is_legal(call):
             reason = self.why_illegal(call)
             raise IllegalCall(f"call {len(self.calls) + 1} ({call_name(call) if 0 <= call < NUM_CALLS else call}): {reason}")
-        seat = self.to_call
-        self.calls.append(call)
         if call == PASS:
             self.passes_in_row += 1
         else:
@@ -116,7 +114,8 @@ class AuctionState:
             elif call == REDOUBLE:
                 self.doubled = 2
             else:
-                self.last_bid, self.last_bidder, self.doubled = call, seat, 0
+                self.last_bid, self.last_bidder, self.doubled = call, self.to_call, 0
+        self.calls.append(call)
 
     def contract(self) -> Contract | None:
         """The contract once finished; None for a passed-out board (or an unfinished auction)."""
