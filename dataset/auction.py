@@ -43,7 +43,7 @@ class Contract:
         return call_name(3 + 5 * (self.level - 1) + self.strain) + ("", "X", "XX")[self.doubled]
 
 
-@dataclass
+@dataclass(slots=True)
 class AuctionState:
     """Incremental auction state. `calls` are call indices in the order made, starting with dealer."""
 
@@ -64,29 +64,23 @@ class AuctionState:
 
     @property
     def finished(self) -> bool:
-        return (len(self.calls) >= 4 and self.passes_in_row >= 4) or (self.last_bid >= 0 and self.passes_in_row >= 3)
+        # Four passes (a passed-out board) or three after a bid; most calls stop at the first test.
+        return self.passes_in_row >= 3 and (self.passes_in_row >= 4 or self.last_bid >= 0)
 
     def legal_mask(self) -> np.ndarray:
-        """bool[38]: the calls legal now (all False once the auction is over)."""
-        mask = np.zeros(NUM_CALLS, dtype=bool)
-        if self.finished:
-            return mask
-        mask[PASS] = True
-        mask[max(self.last_bid + 1, 3):] = True
-        if self.last_bid >= 0:
-            opponents_bid = (self.last_bidder - self.to_call) % 2 == 1
-            mask[DOUBLE] = opponents_bid and self.doubled == 0
-            mask[REDOUBLE] = (not opponents_bid) and self.doubled == 1
-        return mask
+        """bool[38]: `is_legal` of every call (all False once the auction is over)."""
+        return np.array([self.is_legal(call) for call in range(NUM_CALLS)], dtype=bool)
 
     def is_legal(self, call: int) -> bool:
-        """The same rule as legal_mask, for one call without building the mask (parsers' hot path)."""
+        """The laws' rule, one call at a time (the parsers' and the rule bidder's hot path): nothing
+        after the end; pass always; a bid above the last; a double of the opponents' undoubled bid;
+        a redouble of the opponents' double of our bid."""
         if self.finished or not 0 <= call < NUM_CALLS:
             return False
-        if call == PASS:
-            return True
         if call >= 3:
             return call > self.last_bid
+        if call == PASS:
+            return True
         if self.last_bid < 0:
             return False
         opponents_bid = (self.last_bidder - self.to_call) % 2 == 1
@@ -108,11 +102,9 @@ class AuctionState:
         return "redouble only of a double of own side's bid"
 
     def add(self, call: int) -> None:
-        reason = self.why_illegal(call)
-        if reason:
+        if not self.is_legal(call):
+            reason = self.why_illegal(call)
             raise IllegalCall(f"call {len(self.calls) + 1} ({call_name(call) if 0 <= call < NUM_CALLS else call}): {reason}")
-        seat = self.to_call
-        self.calls.append(call)
         if call == PASS:
             self.passes_in_row += 1
         else:
@@ -122,7 +114,8 @@ class AuctionState:
             elif call == REDOUBLE:
                 self.doubled = 2
             else:
-                self.last_bid, self.last_bidder, self.doubled = call, seat, 0
+                self.last_bid, self.last_bidder, self.doubled = call, self.to_call, 0
+        self.calls.append(call)
 
     def contract(self) -> Contract | None:
         """The contract once finished; None for a passed-out board (or an unfinished auction)."""

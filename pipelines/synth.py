@@ -56,11 +56,13 @@ def files_hash(files: dict[str, Path]) -> str:
 
 
 def bidder_version(name: str) -> str:
-    """A hash of what decides the bidder's calls: the rule bidder's source; for BEN, its code,
-    config and networks and our server (which sets the config's overrides). InputError when
-    BEN is not there."""
+    """A hash of what decides the bidder's calls: the rule bidder's source (rule_bidder.py and its
+    rule_system/); for BEN, its code, config and networks and our server (which sets the config's
+    overrides). InputError when BEN is not there."""
     if name == "rule":
-        return files_hash({"rule_bidder.py": Path(rule_bidder.__file__)})
+        bidding = Path(rule_bidder.__file__).parent
+        files = [bidding / "rule_bidder.py", *(bidding / "rule_system").glob("*.py")]
+        return files_hash({str(path.relative_to(bidding)): path for path in files})
     if name not in ben.AGENTS:
         raise InputError(f"--bidder must be one of {', '.join(BIDDERS)}, not {name!r}")
     home = ben.ben_home()

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bridgeflow.dataset.auction import IllegalCall, auction_status, replay
-from bridgeflow.dataset.encodings import parse_call
+from bridgeflow.dataset.auction import IllegalCall, auction_scan, auction_status, legal_masks, replay
+from bridgeflow.dataset.encodings import NUM_CALLS, parse_call
 
 
 def calls(text: str) -> list[int]:
@@ -87,3 +87,62 @@ def test_auction_status_flags_illegal_and_unfinished():
     legal, finished = auction_status(calls, np.zeros(5, np.int64))
     assert legal.tolist() == [True, True, False, False, True]
     assert finished[[0, 1, 4]].tolist() == [True, False, False]
+
+
+def _random_auctions(rng: np.random.Generator, count: int) -> tuple[list[list[int]], np.ndarray]:
+    """Legal auctions heavy in doubles and redoubles, some cut off before their end."""
+    dealers = rng.integers(0, 4, count)
+    auctions = []
+    for dealer in dealers:
+        state = replay(int(dealer), [])
+        stop = rng.integers(0, 30)
+        while not state.finished and len(state.calls) < stop:
+            kind = rng.random()
+            bid = max(state.last_bid, 2) + 1 + int(rng.integers(0, 6))
+            call = 0 if kind < 0.35 else 1 if kind < 0.55 else 2 if kind < 0.7 else bid
+            state.add(call if state.is_legal(call) else 0)
+        auctions.append(state.calls)
+    return auctions, dealers
+
+
+def test_scalar_and_batched_legality_agree_on_random_auctions():
+    auctions, dealers = _random_auctions(np.random.default_rng(37), 1000)
+    steps = max(map(len, auctions)) + 2  # every prefix, and a step after the end of each finished auction
+    calls = np.full((len(auctions), steps), -1, np.int16)
+    for row, auction in enumerate(auctions):
+        calls[row, :len(auction)] = auction
+    scanned = auction_scan(calls, dealers)
+    batched = legal_masks(scanned, (dealers[:, None] + np.arange(steps)) % 4)
+    compared = 0
+    for row, auction in enumerate(auctions):
+        state = replay(int(dealers[row]), [])
+        for step in range(len(auction) + 1):
+            scalar = [state.is_legal(call) for call in range(NUM_CALLS)]
+            assert batched[row, step].tolist() == state.legal_mask().tolist() == scalar, (auction, step)
+            assert scanned["finished"][row, step] == state.finished
+            assert not state.is_legal(-1) and not state.is_legal(NUM_CALLS)
+            compared += 1
+            if step < len(auction):
+                state.add(auction[step])
+    assert compared > 8000
+    assert {1, 2} <= {call for auction in auctions for call in auction}  # doubles and redoubles were tried
+    assert sum(replay(int(d), a).finished for a, d in zip(auctions, dealers)) > 100
+
+
+def test_batched_status_of_random_calls_is_the_scalar_replay():
+    rng = np.random.default_rng(38)
+    calls = rng.choice([-1, 0, 0, 0, 1, 2, 3, 5, 9, 14, 20], size=(2000, 8)).astype(np.int16)
+    calls[:, 0] = np.where(calls[:, 0] < 0, 0, calls[:, 0])
+    calls = np.where(np.cumsum(calls < 0, axis=1) > 0, -1, calls)  # padding only at the end
+    dealers = rng.integers(0, 4, len(calls))
+    legal, finished = auction_status(calls, dealers)
+    for row, dealer in enumerate(dealers):
+        state, ok = replay(int(dealer), []), True
+        for call in calls[row][calls[row] >= 0]:
+            ok = ok and state.is_legal(int(call))
+            if ok:
+                state.add(int(call))
+        assert legal[row] == ok
+        if ok:
+            assert finished[row] == state.finished
+    assert 200 < legal.sum() < len(calls) - 200

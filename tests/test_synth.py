@@ -8,6 +8,7 @@ from pathlib import Path
 
 import json
 import os
+import sys
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -87,6 +88,15 @@ def test_every_record_names_its_bidder_and_version(tmp_path):
         assert row["event"] == f"bridgeflow synth seed 3; bidder rule {version}"
     for row in _ingested(tmp_path / "plain", tmp_path / "out_plain"):
         assert row["players"] is None and row["event"] == "bridgeflow synth seed 3"
+
+
+def test_the_rule_bidders_version_covers_every_module_of_it(monkeypatch):
+    hashed = []
+    monkeypatch.setattr(synth, "files_hash", lambda files: hashed.extend(files.values()) or "0" * 16)
+    synth.bidder_version("rule")
+    bidder = [module for name, module in sys.modules.items()
+              if name.startswith(("bridgeflow.training.bidding.rule_bidder", "bridgeflow.training.bidding.rule_system"))]
+    assert len(bidder) > 2 and {Path(module.__file__) for module in bidder} <= set(hashed)
 
 
 def _files(folder: Path) -> dict[str, tuple[int, int, bytes]]:
