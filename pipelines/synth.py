@@ -226,8 +226,8 @@ def _rate(per_second: float) -> str:
     return f"{per_second:,.0f}" if per_second >= 100 else f"{per_second:.3g}"
 
 
-def run(argv: list[str] | None = None) -> list[Path]:
-    parser = argparse.ArgumentParser(prog="bridgeflow synth", description="Generate the synthetic corpus.")
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="bridgeflow synth", description="Generate the synthetic corpus.", allow_abbrev=False)
     parser.add_argument("--deals", type=int, required=True, help="number of boards")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", required=True, help="output folder (a rerun with the same settings resumes)")
@@ -237,6 +237,10 @@ def run(argv: list[str] | None = None) -> list[Path]:
     parser.add_argument("--no-auction", action="store_true", help="plain hand records: deals only")
     parser.add_argument("--explain", action="store_true", help="attach each call's rule meaning (rule bidder)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes writing files (one BEN server each)")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def run(argv: list[str] | None = None) -> list[Path]:
+    args = parse_args(argv)
     return write_corpus(Path(args.out), args.deals, args.seed, args.format, args.boards_per_file,
                         auction=not args.no_auction, explain=args.explain, workers=args.workers, bidder=args.bidder)

@@ -127,11 +127,11 @@ def test_model_files_from_before_a_config_field_load_as_what_they_are(tmp_path, 
 def test_params_from_yaml_and_overrides(tmp_path):
     path = tmp_path / "params.yaml"
     path.write_text("other: {x: 1}\nnndda:\n  hidden: 128\n  head: mse\n")
-    params = nndda_train.load_params(str(path), ["hidden=64", "eval_symmetries=[id,all]"])
-    assert (params["hidden"], params["head"], params["eval_symmetries"]) == (64, "mse", ["id", "all"])
-    assert params["steps"] == nndda_train.DEFAULTS["steps"]
+    config = nndda_train.load_config(str(path), ["hidden=64", "eval_symmetries=[id,all]"])
+    assert (config.hidden, config.head, config.eval_symmetries) == (64, "mse", ["id", "all"])
+    assert config.steps == nndda_train.TrainConfig().steps
     with pytest.raises(ValueError, match="unknown"):
-        nndda_train.load_params(str(path), ["hiden=3"])
+        nndda_train.load_config(str(path), ["hiden=3"])
 
 
 def test_read_dd_keeps_only_exact_labels(toy_store):

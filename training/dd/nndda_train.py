@@ -20,7 +20,7 @@ import json
 import logging
 import math
 import time
-from dataclasses import fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +37,7 @@ from bridgeflow.dataset.errors import output_folder
 from bridgeflow.dataset.labels import label_files
 from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.dataset.splits import split_of
-from bridgeflow.training.params import ParamsArguments, read_section, typed
+from bridgeflow.training.params import ParamsArguments, load_section
 
 from . import symmetry
 from .dd_estimator import DDEstimator
@@ -45,37 +45,41 @@ from .nndda_model import NNDDA, NNDDAConfig
 
 log = logging.getLogger(__name__)
 
-DEFAULTS = {
-    "seed": 0,
-    "arch": NNDDAConfig.arch,  # mlp | suits (nndda_model.py)
-    "hidden": NNDDAConfig.hidden,  # the default size meets >= 100k deals/s on 2 cores
-    "layers": NNDDAConfig.layers,
-    "nt_hidden": NNDDAConfig.nt_hidden,  # suits: a hidden layer for the NT cells (0: linear from the pooled suits)
-    "nt_pool": NNDDAConfig.nt_pool,  # suits: mean | meanmax, what the NT cells see of the four suits
-    "head": NNDDAConfig.head,  # ce (a distribution per cell) | mse
-    "augment": True,  # a random exact DD symmetry per training example
-    "batch_size": 1024,
-    "steps": 5000,
-    "lr": 2e-3,
-    "weight_decay": 0.01,
-    "warmup": 500,
-    "max_deals": 0,  # use only the first N training deals (by deal_id); 0 = all. For learning curves
-    "eval_every": 1000,
-    "ckpt_every": 1000,
-    "threads": 2,
-    "eval_symmetries": ["id", "rot"],  # "suits", "all" too for arch=mlp (suits models are suit-symmetric already)
-}
+@dataclass
+class TrainConfig(NNDDAConfig):
+    """The `nndda:` section of params.yaml: the network's fields (NNDDAConfig) and its training."""
+
+    seed: int = 0
+    augment: bool = True  # a random exact DD symmetry per training example
+    batch_size: int = 1024
+    steps: int = 5000
+    lr: float = 2e-3
+    weight_decay: float = 0.01
+    warmup: int = 500
+    max_deals: int = 0  # use only the first N training deals (by deal_id); 0 = all. For learning curves
+    eval_every: int = 1000
+    ckpt_every: int = 1000
+    threads: int = 2
+    eval_symmetries: list = field(default_factory=lambda: ["id", "rot"])  # "suits", "all" too for arch=mlp
+
+    def __post_init__(self):
+        super().__post_init__()
+        if (min(self.steps, self.batch_size, self.eval_every, self.ckpt_every, self.threads) < 1 or self.warmup < 0
+                or self.lr <= 0 or self.max_deals < 0):
+            raise ValueError("nndda: steps, batch_size >= 1 (eval_every, ckpt_every, threads too); warmup, max_deals >= 0; lr > 0")
+        unknown = set(self.eval_symmetries) - set(symmetry.GROUPS)
+        if unknown:
+            raise ValueError(f"nndda.eval_symmetries: {sorted(unknown)} not among {sorted(symmetry.GROUPS)}")
+
+
 # Params that do not change the trained weights: a checkpoint stays valid when only these change.
 _NOT_TRAINING = ("eval_every", "ckpt_every", "threads", "eval_symmetries")
 LEVELS = range(1, 8)
 
 
-def load_params(path: str | None, overrides: list[str]) -> dict:
-    """DEFAULTS <- params.yaml's `nndda:` section <- `key=value` overrides (values parsed as YAML)."""
-    params = {**DEFAULTS, **typed("nndda", read_section(path, "nndda", overrides, DEFAULTS), DEFAULTS)}
-    if params["steps"] < 1 or params["batch_size"] < 1 or params["warmup"] < 0 or params["lr"] <= 0:
-        raise ValueError("nndda: steps, batch_size >= 1, warmup >= 0 and lr > 0")
-    return params
+def load_config(path: str | Path | None, overrides: list[str]) -> TrainConfig:
+    """TrainConfig's defaults <- the params file's `nndda:` section <- `key=value` overrides."""
+    return load_section(TrainConfig, path, "nndda", overrides)
 
 
 def read_dd(*stores: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
@@ -127,12 +131,12 @@ def dd_metrics(pred: np.ndarray, true: np.ndarray) -> dict:
     return out
 
 
-def lr_at(step: int, params: dict) -> float:
+def lr_at(step: int, config: TrainConfig) -> float:
     """Linear warmup, then cosine decay to a tenth."""
-    if step < params["warmup"]:
-        return params["lr"] * (step + 1) / params["warmup"]
-    progress = (step - params["warmup"]) / max(1, params["steps"] - params["warmup"])
-    return params["lr"] * (0.1 + 0.45 * (1 + math.cos(math.pi * progress)))
+    if step < config.warmup:
+        return config.lr * (step + 1) / config.warmup
+    progress = (step - config.warmup) / max(1, config.steps - config.warmup)
+    return config.lr * (0.1 + 0.45 * (1 + math.cos(math.pi * progress)))
 
 
 def loss_fn(out: torch.Tensor, tables: torch.Tensor, head: str) -> torch.Tensor:
@@ -167,16 +171,16 @@ def checkpoint(path: Path, state: dict) -> None:
     save_atomic(state, path)
 
 
-def train(params: dict, owners: np.ndarray, tables: np.ndarray, valid: tuple[np.ndarray, np.ndarray], out: Path,
+def train(config: TrainConfig, owners: np.ndarray, tables: np.ndarray, valid: tuple[np.ndarray, np.ndarray], out: Path,
           fingerprint: str) -> tuple[NNDDA, list[dict], float]:
     """The training loop. Returns the model, the validation curve and the seconds spent training."""
-    torch.manual_seed(params["seed"])
-    rng = np.random.default_rng(params["seed"])
-    model_config = NNDDAConfig(**{field.name: params[field.name] for field in fields(NNDDAConfig)})
+    torch.manual_seed(config.seed)
+    rng = np.random.default_rng(config.seed)
+    model_config = NNDDAConfig(**{f.name: getattr(config, f.name) for f in fields(NNDDAConfig)})
     model = NNDDA(model_config)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=params["lr"], weight_decay=params["weight_decay"])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     step, curve, seconds = 0, [], 0.0
-    run_key = {k: v for k, v in params.items() if k not in _NOT_TRAINING} | {"data": fingerprint}
+    run_key = {k: v for k, v in asdict(config).items() if k not in _NOT_TRAINING} | {"data": fingerprint}
     ckpt_path = out / "ckpt.pt"
     if ckpt_path.exists():
         state = torch.load(ckpt_path, map_location="cpu", weights_only=True)
@@ -189,33 +193,33 @@ def train(params: dict, owners: np.ndarray, tables: np.ndarray, valid: tuple[np.
         else:
             log.warning("%s is from other params or data: starting afresh", ckpt_path)
 
-    batch = params["batch_size"]
+    batch = config.batch_size
     losses = []
     model.train()
-    bar = tqdm(total=params["steps"] * batch, initial=step * batch, unit="sample", unit_scale=True, smoothing=0.1)
+    bar = tqdm(total=config.steps * batch, initial=step * batch, unit="sample", unit_scale=True, smoothing=0.1)
     started = time.perf_counter() - seconds
-    while step < params["steps"]:
+    while step < config.steps:
         for group in optimizer.param_groups:
-            group["lr"] = lr_at(step, params)
+            group["lr"] = lr_at(step, config)
         rows = rng.integers(0, len(owners), batch)
         x, y = owners[rows], tables[rows].reshape(-1, 20)
-        if params["augment"]:
+        if config.augment:
             g = rng.integers(0, symmetry.NUM, batch)
             x, y = symmetry.transform_owners(x, g), symmetry.transform_cells(y, g)
-        loss = loss_fn(model(torch.from_numpy(x)), torch.from_numpy(y).long(), params["head"])
+        loss = loss_fn(model(torch.from_numpy(x)), torch.from_numpy(y).long(), config.head)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
         step += 1
         losses.append(loss.item())
         bar.update(batch)
-        if step % params["eval_every"] == 0 or step == params["steps"]:
-            stats = {"step": step, "lr": lr_at(step - 1, params), "train_loss": float(np.mean(losses))}
-            stats |= valid_stats(model, *valid, params["head"])
+        if step % config.eval_every == 0 or step == config.steps:
+            stats = {"step": step, "lr": lr_at(step - 1, config), "train_loss": float(np.mean(losses))}
+            stats |= valid_stats(model, *valid, config.head)
             curve.append(stats)
             losses = []
             bar.set_postfix(loss=f"{stats['train_loss']:.3f}", valid_exact=f"{stats['valid_exact']:.3f}")
-        if step % params["ckpt_every"] == 0 or step == params["steps"]:
+        if step % config.ckpt_every == 0 or step == config.steps:
             checkpoint(ckpt_path, {
                 "run_key": run_key, "step": step, "curve": curve, "seconds": time.perf_counter() - started,
                 "model": model.state_dict(), "optimizer": optimizer.state_dict(), "rng": rng.bit_generator.state,
@@ -230,7 +234,7 @@ def evaluate(estimator: DDEstimator, owners: np.ndarray, tables: np.ndarray, sym
     return {name: dd_metrics(estimator.tables(owners, symmetries=name), tables) for name in symmetries}
 
 
-def model_card(params: dict, data: dict, metrics: dict, num_params: int) -> str:
+def model_card(config: TrainConfig, data: dict, metrics: dict, num_params: int) -> str:
     lines = [
         "# NN-DDA model card", "", f"schema_version: {SCHEMA_VERSION}", "",
         "Estimates the double-dummy table [declarer N,E,S,W][strain C,D,H,S,NT] of a full deal.",
@@ -242,7 +246,7 @@ def model_card(params: dict, data: dict, metrics: dict, num_params: int) -> str:
         f"- oracle evaluation deals (not in the train split): {data.get('oracle', 0)}",
         "", "## Params", "", f"- {num_params:,} parameters",
     ]
-    lines += [f"- {k}: {v}" for k, v in params.items()]
+    lines += [f"- {k}: {v}" for k, v in asdict(config).items()]
     lines += ["", "## Metrics", "", "| set | symmetries | deals | exact | within 1 | MAE | flip rate | NT exact |",
               "|---|---|---|---|---|---|---|---|"]
     for set_name in ("test", "oracle"):
@@ -261,43 +265,43 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, ParamsArgume
     parser.add_argument("--dd", required=True, action="append",
                         help="a DD store (ddlabel's --out, or a folder of DD_LABELS Parquet); repeat to train on several")
     parser.add_argument("--out", required=True, help="output folder (model, checkpoint, metrics, plots)")
-    params = ParamsArguments(parser, ["nndda"], bare="nndda", default_file=None)
+    params = ParamsArguments(parser, ["nndda"], bare="nndda")
     parser.add_argument("--oracle", help="also evaluate on the real deals of DDS's lists in this oracle folder (shared/data/oracle)")
     return parser.parse_args(argv), params
 
 
 def run(argv: list[str] | None = None) -> dict:
     args, params_arguments = parse_args(argv)
-    params = params_arguments.parsed(args).loaded("nndda", load_params)
-    torch.set_num_threads(params["threads"])
+    config = params_arguments.parsed(args).load(TrainConfig, "nndda")
+    torch.set_num_threads(config.threads)
     out = output_folder(args.out)
     (out / "plots").mkdir(parents=True, exist_ok=True)
 
     ids, owners, tables, dropped = read_dd(*args.dd)
-    names, rows = split_data(ids, params["max_deals"])
+    names, rows = split_data(ids, config.max_deals)
     if len(rows["train"]) == 0 or len(rows["valid"]) == 0:
         raise ValueError(f"{', '.join(args.dd)}: need exact DD labels in both the train and valid splits")
     data = {"dd": args.dd, "deals": len(ids), "dropped_not_exact": dropped, "train_used": len(rows["train"])}
     data |= {name: int((names == name).sum()) for name in ("train", "valid", "test")}
     fingerprint = hashlib.blake2b(ids[rows["train"]].tobytes() + tables[rows["train"]].tobytes(), digest_size=8).hexdigest()
 
-    model, curve, seconds = train(params, owners[rows["train"]], tables[rows["train"]],
+    model, curve, seconds = train(config, owners[rows["train"]], tables[rows["train"]],
                                   (owners[rows["valid"]], tables[rows["valid"]]), out, fingerprint)
-    save_atomic({"model_config": vars(model.config), "model": model.state_dict(), "params": params, "data": data},
+    save_atomic({"model_config": vars(model.config), "model": model.state_dict(), "params": asdict(config), "data": data},
                 out / "nndda.pt")
     estimator = DDEstimator.load(out / "nndda.pt")
 
     metrics = {"schema_version": SCHEMA_VERSION, "data": data, "num_params": model.num_params(),
-               "train": {"steps": params["steps"], "seconds": seconds, "samples_per_s": params["steps"] * params["batch_size"] / seconds}}
+               "train": {"steps": config.steps, "seconds": seconds, "samples_per_s": config.steps * config.batch_size / seconds}}
     if len(rows["test"]):
-        metrics["test"] = evaluate(estimator, owners[rows["test"]], tables[rows["test"]], params["eval_symmetries"])
+        metrics["test"] = evaluate(estimator, owners[rows["test"]], tables[rows["test"]], config.eval_symmetries)
     if args.oracle:
         from .dd_oracle import load_oracle
 
         oracle_ids, oracle_owners, oracle_tables = load_oracle(Path(args.oracle), "dds")
         unseen = ~np.isin(oracle_ids, ids[names == "train"])
         data["oracle"] = int(unseen.sum())
-        metrics["oracle"] = evaluate(estimator, oracle_owners[unseen], oracle_tables[unseen], params["eval_symmetries"])
+        metrics["oracle"] = evaluate(estimator, oracle_owners[unseen], oracle_tables[unseen], config.eval_symmetries)
 
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     header = ["step", "lr", "train_loss", "valid_loss", "valid_exact", "valid_within1"]
@@ -306,10 +310,10 @@ def run(argv: list[str] | None = None) -> dict:
     flips = ["set,strain,level,flip_rate"]
     for set_name in ("test", "oracle"):
         if set_name in metrics:
-            m = metrics[set_name][params["eval_symmetries"][0]]
+            m = metrics[set_name][config.eval_symmetries[0]]
             for strain, sm in [("all", m)] + list(m["by_strain"].items()):
                 flips += [f"{set_name},{strain},{level},{rate:.6g}" for level, rate in sm["flips_by_level"].items()]
     (out / "plots" / "flips.csv").write_text("\n".join(flips) + "\n")
-    (out / "MODEL_CARD.md").write_text(model_card(params, data, metrics, model.num_params()))
-    log.info("NN-DDA: %s", json.dumps({k: metrics[k][params["eval_symmetries"][0]]["exact"] for k in ("test", "oracle") if k in metrics}))
+    (out / "MODEL_CARD.md").write_text(model_card(config, data, metrics, model.num_params()))
+    log.info("NN-DDA: %s", json.dumps({k: metrics[k][config.eval_symmetries[0]]["exact"] for k in ("test", "oracle") if k in metrics}))
     return metrics
