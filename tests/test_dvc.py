@@ -1,6 +1,7 @@
 """dvc.yaml sees code: every stage lists among its deps the source files of the modules its
 `bridgeflow <verb>` imports (transitively, package __init__ files aside), and nothing else from the
-source tree, so a changed bidder or trainer reruns exactly the stages it affects."""
+source tree, so a changed bidder or trainer reruns exactly the stages it affects; and it declares
+every params.yaml section its verb reads, so a changed param reruns it too."""
 
 from __future__ import annotations
 
@@ -58,3 +59,30 @@ def test_the_code_of_a_verb_follows_its_imports():
     synth = code_of("bridgeflow.pipelines.synth")
     assert {"pipelines/synth.py", "training/bidding/rule_bidder.py", "dataset/pbn.py"} <= set(synth)
     assert "training/bidding/bsm_model.py" not in synth and "pipelines/ingest.py" not in synth
+
+
+def sections_read(module: str) -> set[str]:
+    """The params.yaml sections a verb's module declares it reads (`ParamsArguments(parser, SECTIONS, ...)`)."""
+    import ast
+    import importlib
+
+    files, _ = import_graph()
+    tree = ast.parse(files[module].read_text())
+    read = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "ParamsArguments":
+            sections = node.args[1]
+            read |= ({element.value for element in sections.elts} if isinstance(sections, ast.List)
+                     else set(getattr(importlib.import_module(module), sections.id)))
+    return read
+
+
+def test_every_stage_declares_the_params_sections_its_verb_reads():
+    missing = {}
+    for name, stage in stages().items():
+        declared = {entry.split(".")[0] for entry in stage.get("params", [])}
+        read = sections_read(VERBS[verb_of(stage["cmd"])][0])
+        if read - declared:
+            missing[name] = sorted(read - declared)
+    assert missing == {}
+    assert sections_read("bridgeflow.training.evaluation.evaluate") == {"evaluate", "search"}
