@@ -20,6 +20,9 @@ Decisions (see the module tests for the real files behind each):
 * `nt` (kibitzer commentary) is dropped; `pg`, `rh` and `st` are layout (kept in `tags` only
   when not empty). Any other key goes to `tags` verbatim (repeats joined with '|'), never an
   error.
+* Numbers (`qx`'s board, `mc`, `ah`'s "Board n") are ASCII digits within their column's range
+  (`text.parse_count`): `o²`, `o3000000000` or `mc|٣|` is UNKNOWN_VALUE for that board (in `vg`
+  such a first board number is taken as not given).
 * Alerts are the `!` suffix of `mb` only; `an` fills `explanations` of the call before it.
 * A later `md` or `mc` in the same board replaces an earlier one (operators resend a corrected
   deal; a claim made after more play supersedes).
@@ -51,7 +54,7 @@ import numpy as np
 
 from .encodings import RANKS, SUITS, E, N, S, W, call_name, parse_call
 from .record import BoardRecord, Reason, RecordError, Rejected
-from .text import bom_encoding
+from .text import INT8_MAX, INT32_MAX, bom_encoding, parse_count
 from .validate import owner_from_hands
 
 _KEYS = frozenset(a + b for a in ascii_lowercase for b in ascii_lowercase)
@@ -67,8 +70,8 @@ _VULNERABILITY = {"o": 0, "0": 0, "n": 1, "e": 2, "b": 3}
 _SV_OF = "oneb"
 _SCORING = {"I": "IMP", "P": "MP", "B": "BAM"}
 _ROOMS = {"o": "open", "c": "closed"}
-_QX = re.compile(r"([oc])(\d+)(?:,.*)?", re.S)
-_AH_BOARD = re.compile(r"\s*board\s+(\d+)\s*", re.I)
+_QX = re.compile(r"([oc])([^,]*)(?:,.*)?", re.S)
+_AH_BOARD = re.compile(r"\s*board\s+([0-9]+)\s*", re.I)
 
 _SUIT_OF_LETTER = {letter: suit for suit, letter in enumerate(SUITS)}
 _SUIT_OF_LETTER.update({letter.lower(): suit for letter, suit in list(_SUIT_OF_LETTER.items())})
@@ -333,7 +336,10 @@ class _FileState:
             scoring = fields[2].strip() if len(fields) > 2 else ""
             self.scoring = _SCORING.get(scoring, scoring) or None
             first = fields[3].strip() if len(fields) > 3 else ""
-            self.first_board = int(first) if first.isdecimal() else None
+            try:
+                self.first_board = parse_count(first, INT32_MAX, "vg", "a board number")
+            except RecordError:
+                self.first_board = None
         elif key == "rs":
             self.results = value.split(",")
         elif key == "pn":
@@ -453,7 +459,7 @@ def _fill_board(record: BoardRecord, keys, values, state: _FileState, deals: dic
             if match is None:
                 raise RecordError(Reason.UNKNOWN_VALUE, f"{value!r} is not o<board> or c<board>", "qx")
             record.room = _ROOMS[match.group(1)]
-            record.board = int(match.group(2))
+            record.board = parse_count(match.group(2), INT32_MAX, "qx", "a board number")
         elif key == "md":
             if value not in deals:
                 deals[value] = _parse_md(value)
@@ -465,13 +471,11 @@ def _fill_board(record: BoardRecord, keys, values, state: _FileState, deals: dic
                 raise RecordError(Reason.UNKNOWN_VALUE, f"{value!r} is not o, n, e or b", "sv")
             record.vulnerability = vulnerability
         elif key == "mc":
-            if not value.strip().isdecimal():  # isdigit() lets '²' through to int()
-                raise RecordError(Reason.UNKNOWN_VALUE, f"{value!r} is not a number of tricks", "mc")
-            record.claim = int(value)
+            record.claim = parse_count(value, INT8_MAX, "mc", "a number of tricks")
         elif key == "ah":
             match = _AH_BOARD.fullmatch(value)
             if match is not None and record.board is None:
-                record.board = int(match.group(1))
+                record.board = parse_count(match.group(1), INT32_MAX, "ah", "a board number")
             elif match is None or int(match.group(1)) != record.board:
                 _add_tag(tags, key, value)
         elif key in _LAYOUT:

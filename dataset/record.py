@@ -27,7 +27,7 @@ class Reason(str, Enum):
     CONTRACT_MISMATCH = "contract_mismatch"  # stated contract/declarer differ from the auction's
     BAD_PLAY = "bad_play"  # a card played by the wrong seat or twice (a revoke is real play: kept)
     BAD_RESULT = "bad_result"  # tricks outside 0..13, or contradicting the play
-    NOT_A_DEAL = "not_a_deal"  # fewer than 52 cards where a full deal is required (DD endgames)
+    NOT_A_DEAL = "not_a_deal"  # no deal at all, or fewer than 52 cards where a full deal is required (DD endgames)
 
 
 class Repair(str, Enum):

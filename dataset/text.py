@@ -1,8 +1,11 @@
-"""Bytes to text: the byte order marks every reader honours, in one table."""
+"""Bytes to text: the byte order marks every reader honours, in one table, and the one rule for
+reading a number."""
 
 from __future__ import annotations
 
 import codecs
+
+from .record import Reason, RecordError
 
 # Longest first: a UTF-32-LE mark begins with the UTF-16-LE one.
 BYTE_ORDER_MARKS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"), (codecs.BOM_UTF8, "utf-8"),
@@ -18,3 +21,21 @@ def bom_encoding(data: bytes) -> tuple[str | None, int]:
 def is_wide(encoding: str | None) -> bool:
     """UTF-16 or UTF-32: text whose bytes cannot be cut or scanned as ASCII."""
     return encoding is not None and encoding != "utf-8"
+
+
+# Numbers: the one rule every reader reads a count with (board, tricks, claim, DD cells).
+INT8_MAX = 2**7 - 1  # the largest value of an int8 column (tricks, claim, dd_tricks)
+INT32_MAX = 2**31 - 1  # of an int32 column (board)
+
+
+def parse_count(text: str, largest: int, field_name: str, what: str) -> int:
+    """The number `text` writes in ASCII digits (blanks around it allowed); UNKNOWN_VALUE naming
+    `field_name` when it is not `what` ("a board number") or is above `largest`, its column's
+    largest value. str.isdigit() takes '²' (which int() refuses) and int() takes other scripts'
+    digits ('٣'); a number too large for its column would stop the writing of the whole file."""
+    digits = text.strip()
+    if not (digits.isascii() and digits.isdigit()):
+        raise RecordError(Reason.UNKNOWN_VALUE, f"{text[:40]!r} is not {what} (ASCII digits)", field_name)
+    if len(digits) > 20 or int(digits) > largest:
+        raise RecordError(Reason.UNKNOWN_VALUE, f"{digits[:40]} is above {largest}, the largest {what}", field_name)
+    return int(digits)

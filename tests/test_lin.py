@@ -653,3 +653,25 @@ def test_a_junk_token_is_named_wherever_it_is(vugraph_sample):
             assert f"after {before.decode()}|JUNK|" in bad.message, bad.message
         else:
             assert "stray token 'JUNK'" in bad.message, (board[:at], bad.message)
+
+
+# ------------------------------------------------------------------------------ damage that costs one board
+
+@pytest.mark.parametrize("bad, field", [
+    ("qx|o3000000000|" + MD, "qx"),  # above the int32 column
+    ("qx|o\u00b2|" + MD, "qx"),
+    ("qx|o\u0663|" + MD, "qx"),  # an Arabic-Indic 3: int() takes it, ASCII digits only
+    ("qx|o2|" + MD + "mc|300|", "mc"),  # above the int8 column
+    ("qx|o2|" + MD + "mc|\u0663|", "mc"),
+])
+def test_a_bad_number_quarantines_its_board_only(bad, field):
+    data = f"qx|o1|{MD}\n{bad}\nqx|o3|{MD}".encode()
+    first, rejected, last = read_checked(parse_lin, data, "f.lin")
+    assert (rejected.reason, rejected.field) == (Reason.UNKNOWN_VALUE, field), rejected
+    assert (first.board, last.board) == (1, 3)
+
+
+def test_a_board_without_a_deal_auction_play_or_result_is_not_a_deal():
+    lone, good = read_checked(parse_lin, f"qx|o1|\nqx|o2|{MD}".encode(), "f.lin")
+    assert (lone.reason, lone.field) == (Reason.NOT_A_DEAL, "deal")
+    assert good.board == 2
