@@ -31,6 +31,8 @@ Decisions (see the module tests for the real files behind each):
   rejects its board as SYNTAX and parsing re-aligns on the next token.
 * An auction needs a dealer, which only `md` gives: a board with calls and an empty `md`, none,
   or dealer digit 0 is rejected naming `md`.
+* A byte order mark inside the file (files concatenated), a zero-width space or a word joiner is
+  dropped (`text.drop_invisible`) and listed as a repair on the board of its line.
 * Bytes: UTF-8, or UTF-16/UTF-32 when a byte order mark says so; in a UTF-8 file the bytes of a
   board (or the header) that are not UTF-8 are read as cp1252, its UTF-8 text as UTF-8. A board
   with a byte readable in neither, or holding a NUL byte (binary data), is UNDECODABLE_BYTES,
@@ -53,8 +55,8 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from .encodings import RANKS, SUITS, E, N, S, W, call_name, parse_call
-from .record import BoardRecord, Reason, RecordError, Rejected
-from .text import INT8_MAX, INT32_MAX, bom_encoding, parse_count
+from .record import BoardRecord, Reason, RecordError, Rejected, Repair
+from .text import INT8_MAX, INT32_MAX, any_line_between, bom_encoding, drop_invisible, parse_count
 from .validate import owner_from_hands
 
 _KEYS = frozenset(a + b for a in ascii_lowercase for b in ascii_lowercase)
@@ -126,7 +128,8 @@ def parse_lin(data: bytes, source_file: str) -> Iterator[BoardRecord | Rejected]
     encoding = bom_encoding(data)[0] or "utf-8"
     text = data.decode(encoding, "bridgeflow.lin.keep_bytes")
     if text.startswith("\ufeff"):
-        text = " " + text[1:]  # keeps offsets; blanks before a key are ignored
+        text = text[1:]
+    text, invisible_lines = drop_invisible(text)
     starts = _board_starts(text)
     state = _FileState()
     position = 0
@@ -167,6 +170,8 @@ def parse_lin(data: bytes, source_file: str) -> Iterator[BoardRecord | Rejected]
         except RecordError as error:
             yield record.reject(error.reason, error.message, error.field)
             continue
+        if invisible_lines and any_line_between(invisible_lines, line, line + raw.rstrip().count("\n")):
+            record.repairs.append(Repair.INVISIBLE_CHARACTER_DROPPED)
         yield record
 
 

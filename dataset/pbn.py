@@ -41,6 +41,9 @@ Decisions where the standard is silent or real files disagree with it:
   the encoding its BOM names, is UNDECODABLE_BYTES, with a message that says what was seen (a NUL
   in every other character: UTF-16/32 without a BOM).
 * Line ends: LF, CRLF and a lone CR (old Mac files) each end a line.
+* A byte order mark inside the file (files concatenated), a zero-width space or a word joiner is
+  dropped (`text.drop_invisible`), listed as a repair on the game of its line (or the next game,
+  for one between games).
 * Auction: the tag value is the seat of the first column; leading `-` pad up to the dealer. The
   first caller is the dealer: a conflicting [Dealer] is rejected, a missing one is inferred.
   `AP` adds the passes that end the auction; `+` and `*` end the section. `!` (alone or as a
@@ -72,6 +75,7 @@ Decisions where the standard is silent or real files disagree with it:
 
 from __future__ import annotations
 
+import codecs
 import re
 from typing import Iterable, Iterator
 
@@ -91,8 +95,8 @@ from .encodings import (
     parse_pbn_hand,
     partner,
 )
-from .record import BoardRecord, Reason, RecordError, Rejected
-from .text import INT8_MAX, INT32_MAX, bom_encoding, is_wide, parse_count
+from .record import BoardRecord, Reason, RecordError, Rejected, Repair
+from .text import INT8_MAX, INT32_MAX, any_line_between, bom_encoding, drop_invisible, is_wide, parse_count
 from .validate import owner_from_hands, replay_to_end
 
 __all__ = ["parse_pbn", "format_pbn", "range_starts"]
@@ -183,15 +187,19 @@ def parse_pbn(data: bytes, source_file: str, carried_tags: dict | None = None) -
 
     `carried_tags`: the '#'/'##' state where `data` starts, for a piece of a file (range_starts)."""
     text, per_game_decoding, damaged_encoding = _decode_file(data)
+    text, invisible_lines = drop_invisible(text)
     carried = _CarriedTags()
     if carried_tags:
         carried.latest.update(carried_tags["latest"])
         carried.shared.update(carried_tags["shared"])
         carried.points_first = carried_tags["points_first"]
-    position = 0
+    position, lines_read = 0, 0
     for chunk, chunk_line in _chunks(text):
         if per_game_decoding:
-            chunk = _decode_game(chunk.encode("latin-1"))
+            # each side of a UTF-8 byte order mark (files concatenated) in its own encoding
+            parts = chunk.encode("latin-1").split(codecs.BOM_UTF8)
+            chunk, chunk_invisible = drop_invisible("\ufeff".join(_decode_game(part) for part in parts))
+            invisible_lines += [chunk_line + line - 1 for line in chunk_invisible]
         # Text is checked per game (the first game with what precedes it in the chunk), so a
         # control character where the empty line between two games was costs one game, not both.
         checked = 0
@@ -207,7 +215,13 @@ def parse_pbn(data: bytes, source_file: str, carried_tags: dict | None = None) -
                     source_line=chunk_line + chunk.count("\n", 0, game.start),
                     raw_text=chunk[game.start:game.end].rstrip(),
                 )
-                yield _read_game(record, game, carried)
+                item = _read_game(record, game, carried)
+                last_line = record.source_line + record.raw_text.count("\n")
+                if invisible_lines and isinstance(item, BoardRecord) and any_line_between(
+                        invisible_lines, lines_read + 1, last_line):
+                    item.repairs.append(Repair.INVISIBLE_CHARACTER_DROPPED)
+                lines_read = last_line
+                yield item
             position += 1
             checked = game.end
         if not checked:  # no game: comments only, which must still be text
@@ -933,7 +947,7 @@ def _segment_text(segment: bytes, at_file_start: bool) -> str | None:
     if at_file_start and segment.startswith(b"\xef\xbb\xbf"):
         segment = segment[3:]
     try:
-        return segment.decode("utf-8")
+        return drop_invisible(segment.decode("utf-8"))[0]
     except UnicodeDecodeError:
         return None
 

@@ -31,12 +31,13 @@ class Reason(str, Enum):
 
 
 class Repair(str, Enum):
-    """A change `validate.check` made to what a source said, so that an accepted record holds what
-    happened at the table and nothing more (listed in its `repairs`, counted per file in the ingest
-    manifest)."""
+    """A change a reader or `validate.check` made to what a source said, so that an accepted record
+    holds what happened at the table and nothing more (listed in its `repairs`, counted per file in
+    the ingest manifest)."""
 
     TRAILING_PASSES_DROPPED = "trailing_passes_dropped"  # passes typed after the end of the auction
     PLACEHOLDER_RESULT_DROPPED = "placeholder_result_dropped"  # a 0-trick result that nothing supports
+    INVISIBLE_CHARACTER_DROPPED = "invisible_character_dropped"  # a BOM or zero-width space inside the file
 
 
 class RecordError(ValueError):
@@ -93,7 +94,7 @@ class BoardRecord:
     source_score: str | None = None  # the source's own score text, as given
     dd_tricks: list[int | None] | None = None  # 20 cells, [declarer N,E,S,W][strain C,D,H,S,NT]
     tags: dict[str, str] = field(default_factory=dict)  # other tags/fields, verbatim
-    repairs: list[Repair] = field(default_factory=list)  # set by validate.check, in the order made
+    repairs: list[Repair] = field(default_factory=list)  # set by the reader and validate.check, in the order made
 
     def reject(self, reason: Reason, message: str, field_name: str) -> "Rejected":
         return Rejected(

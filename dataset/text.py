@@ -1,9 +1,11 @@
-"""Bytes to text: the byte order marks every reader honours, in one table, and the one rule for
-reading a number."""
+"""Bytes to text: the byte order marks every reader honours, in one table, the invisible
+characters every reader drops, and the one rule for reading a number."""
 
 from __future__ import annotations
 
 import codecs
+import re
+from bisect import bisect_left
 
 from .record import Reason, RecordError
 
@@ -21,6 +23,32 @@ def bom_encoding(data: bytes) -> tuple[str | None, int]:
 def is_wide(encoding: str | None) -> bool:
     """UTF-16 or UTF-32: text whose bytes cannot be cut or scanned as ASCII."""
     return encoding is not None and encoding != "utf-8"
+
+
+# Characters that show nothing and mean nothing in a bridge file: a byte order mark inside the file
+# (files concatenated), zero-width spaces, word joiners. ZWJ and ZWNJ are kept: some scripts'
+# names read differently without them.
+_INVISIBLE = re.compile("[\ufeff\u200b\u2060]")
+
+
+def drop_invisible(text: str) -> tuple[str, list[int]]:
+    """`text` without invisible characters, and the 1-based lines that held one (ascending): a
+    reader drops them and lists Repair.INVISIBLE_CHARACTER_DROPPED on the record of those lines."""
+    if _INVISIBLE.search(text) is None:
+        return text, []
+    lines, line, counted = [], 1, 0
+    for match in _INVISIBLE.finditer(text):
+        line += text.count("\n", counted, match.start())
+        counted = match.start()
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return _INVISIBLE.sub("", text), lines
+
+
+def any_line_between(lines: list[int], first: int, last: int) -> bool:
+    """Whether the ascending `lines` hold one from `first` to `last` (both included)."""
+    index = bisect_left(lines, first)
+    return index < len(lines) and lines[index] <= last
 
 
 # Numbers: the one rule every reader reads a count with (board, tricks, claim, DD cells).

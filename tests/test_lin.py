@@ -24,7 +24,7 @@ from bridgeflow.dataset.encodings import (
     E, N, S, W, deal_id, owner_from_hands, parse_call, parse_card, parse_pbn_hand, seat_index,
 )
 from bridgeflow.dataset.lin import format_lin, parse_lin
-from bridgeflow.dataset.record import BoardRecord, Reason, Rejected
+from bridgeflow.dataset.record import BoardRecord, Reason, Rejected, Repair
 from bridgeflow.dataset.validate import check
 
 from reader_checks import read_checked
@@ -675,3 +675,14 @@ def test_a_board_without_a_deal_auction_play_or_result_is_not_a_deal():
     lone, good = read_checked(parse_lin, f"qx|o1|\nqx|o2|{MD}".encode(), "f.lin")
     assert (lone.reason, lone.field) == (Reason.NOT_A_DEAL, "deal")
     assert good.board == 2
+
+
+@pytest.mark.parametrize("mark", ["\ufeff", "\u200b"])
+def test_a_byte_order_mark_or_zero_width_space_inside_the_file_is_dropped_and_listed(mark):
+    header = "pn|a,b,c,d|"
+    clean = read_checked(parse_lin, f"{header}\nqx|o1|{MD}\nqx|o2|{MD}".encode(), "f.lin")
+    first, second = read_checked(parse_lin, f"\ufeff{header}\nqx|o1|{MD}\n{mark}qx|o2|{MD}mc|1{mark}0|".encode(), "f.lin")
+    assert first.repairs == [] and second.repairs == [Repair.INVISIBLE_CHARACTER_DROPPED]
+    assert same_content(first, clean[0]) and second.claim == 10
+    second.claim = None
+    assert same_content(second, clean[1])

@@ -685,3 +685,47 @@ def test_a_game_without_a_deal_auction_play_or_result_is_not_a_deal(text):
     # a traveller line without the deal is still a board played
     (traveller,) = read_checked(parse_pbn, b'[Board "5"]\n[Declarer "N"]\n[Contract "3NT"]\n[Result "9"]\n', "f.pbn")
     assert isinstance(traveller, BoardRecord) and traveller.tricks == 9
+
+
+def test_tag_names_in_any_case_are_the_standards():
+    other_deal = "N:T987.JT9.JT9.JT9 654.8765.876.876 32.432.5432.5432 AKQJ.AKQ.AKQ.AKQ"
+    text = (game("1") + "\n" + f'[board "2"]\n[DEALER "E"]\n[vulnerable "NS"]\n[deal "{other_deal}"]\n'
+            '[auction "E"]\n1NT Pass Pass Pass\n[MyTag "kept"]\n')
+    first, second = read_checked(parse_pbn, text.encode(), "f.pbn")
+    assert (second.board, second.dealer, second.vulnerability) == (2, E, 1)
+    assert second.owner[parse_card("SA")] == W and second.auction == calls("1NT P P P")
+    assert second.tags == {"MyTag": "kept"}
+
+
+def test_games_without_empty_lines_keep_their_own_tags():
+    with_event = ['[Event "a"]\n[Site "here"]\n[Date "2024.01.01"]\n' + game("1"),
+                  '[Event "b"]\n[Site "there"]\n[Date "2024.01.02"]\n' + game("2")]
+    without_event = ['[Site "here"]\n[Date "2024.01.01"]\n[Dealer "N"]\n' + f'[Deal "{BASIC_DEAL}"]\n',
+                     '[Site "there"]\n[Date "2024.01.02"]\n[Dealer "E"]\n' + f'[Deal "{BASIC_DEAL}"]\n']
+    for games in (with_event, without_event):
+        first, second = read_checked(parse_pbn, "".join(games).encode(), "f.pbn")
+        assert (first.site, first.date, second.site, second.date) == ("here", "2024.01.01", "there", "2024.01.02")
+    first, second = read_checked(parse_pbn, "".join(without_event).encode(), "f.pbn")
+    assert (first.dealer, second.dealer) == (N, E)
+
+
+def test_a_comment_closed_by_the_wrong_bracket_never_swallows_tags():
+    text = (game("1") + "{a note closed by the wrong bracket]\n" + '[Declarer "N"]\n[Contract "1NT"]\n[Result "7"]\n'
+            "[Auction \"N\"]\n1NT Pass Pass Pass\n{a later comment}\n" + game("2"))
+    bad, good = read_checked(parse_pbn, text.encode(), "f.pbn")
+    assert (bad.reason, bad.field) == (Reason.SYNTAX, "Deal"), bad
+    assert bad.message.startswith("unterminated comment on line 5")
+    assert good.board == 2
+
+
+@pytest.mark.parametrize("mark", ["\ufeff", "\u200b"])
+def test_a_byte_order_mark_or_zero_width_space_inside_the_file_is_dropped_and_listed(mark):
+    clean = read_checked(parse_pbn, (game("1") + "\n" + game("2")).encode(), "f.pbn")
+    first, second = read_checked(parse_pbn, (game("1") + "\n" + mark + game("2").replace("None", "No" + mark + "ne"))
+                                 .encode(), "f.pbn")
+    assert first.repairs == [] and second.repairs == [Repair.INVISIBLE_CHARACTER_DROPPED]
+    second.repairs = []
+    assert_same_record(second, clean[1])
+    cp1250 = (game("1") + "\n").encode("cp1250") + b"\xef\xbb\xbf" + game("2").encode() + '[Event "\u0159"]\n'.encode("cp1250")
+    _, second = read_checked(parse_pbn, cp1250, "f.pbn")
+    assert second.board == 2 and second.repairs == [Repair.INVISIBLE_CHARACTER_DROPPED]
