@@ -119,9 +119,12 @@ def _call_spellings() -> dict[str, int]:
 _CARDS = _card_spellings()
 _CALLS = _call_spellings()
 _SUIT_LETTER = re.compile("([SHDCshdc])")
-_QX_MARK = re.compile(r"(qx)[^\w|]*\|", re.I)  # a board-start key, blanks or garbage, its '|'
-_HAND_MARK = re.compile(r"(pn|md)[^\w|]*\|", re.I)
-_HEADER_MARK = re.compile(r"(vg|pn|rs)[^\w|]*\|", re.I)
+# A board-start (or header) key, blanks or garbage, its '|': in lower case, and in any case for a
+# file whose pairs are not all known lower-case keys (_split_pairs' fast path), which may hold QX|.
+_QX_MARK = re.compile(r"(qx)[^\w|]*\|")
+_HAND_MARK = re.compile(r"(pn|md)[^\w|]*\|")
+_HEADER_MARK = re.compile(r"(?<![A-Za-z0-9])(vg|pn|rs)[^\w|]*\|")
+_ANY_CASE = {pattern: re.compile(pattern.pattern, re.I) for pattern in (_QX_MARK, _HAND_MARK, _HEADER_MARK)}
 _HEADER_KEYS = frozenset(("vg", "pn", "rs"))
 _UNREAD = re.compile("[\udc00-\udcff]")  # a byte the file's encoding could not read (see _keep_bytes)
 _UNREAD_RUN = re.compile("[\udc00-\udcff]+")
@@ -221,12 +224,17 @@ def _segments(text: str) -> list[tuple[int, int, str]]:
     first board, empty or not), its boards, and each later header: a `vg`, `pn` or `rs` after a
     board's data or after a stray token (another file's header, in files concatenated)."""
     pairs = _split_pairs(text)
-    starts = [offset for offset, _ in _board_keys(_QX_MARK, text, pairs)] or _hand_record_starts(text, pairs)
+    keys = pairs[0]
+    clean = isinstance(pairs[2], range)  # every pair has a known lower-case key (the fast path)
+    starts = [offset for offset, _ in _board_keys(_QX_MARK if clean else _ANY_CASE[_QX_MARK], text, pairs)]
+    vugraph = bool(starts)
+    starts = starts or _hand_record_starts(text, pairs, clean)
     if not starts:
         return [(0, len(text), "header")]
     cuts = [(start, "board") for start in starts]
-    if "qx" in pairs[0] and _HEADER_KEYS.intersection(pairs[0]):
-        cuts += [(offset, "header") for offset, _ in _board_keys(_HEADER_MARK, text, pairs)]
+    if vugraph and (not clean or not _HEADER_KEYS.isdisjoint(keys[keys.index("qx"):])):
+        cuts += [(offset, "header")
+                 for offset, _ in _board_keys(_HEADER_MARK if clean else _ANY_CASE[_HEADER_MARK], text, pairs)]
         cuts.sort()
     parts = [(0, cuts[0][0], "header")]
     for index, (start, kind) in enumerate(cuts):
@@ -276,12 +284,12 @@ def _junk_start(raw: str, pairs) -> int | None:
     return offset + 1 if "\n" in junk[:len(junk) - len(junk.lstrip())] else None
 
 
-def _hand_record_starts(text: str, pairs) -> list[int]:
+def _hand_record_starts(text: str, pairs, clean: bool) -> list[int]:
     """Offsets where the boards of a file without `qx` begin (see the module docstring)."""
     if _BOARD_DATA.isdisjoint(pairs[0]):
         return []
     starts, has_deal = [len(text) - len(text.lstrip())], False
-    for offset, key in _board_keys(_HAND_MARK, text, pairs):
+    for offset, key in _board_keys(_HAND_MARK if clean else _ANY_CASE[_HAND_MARK], text, pairs):
         if has_deal:
             starts.append(offset)
             has_deal = False

@@ -34,7 +34,7 @@ _INVISIBLE = re.compile("[\ufeff\u200b\u2060]")
 def drop_invisible(text: str) -> tuple[str, list[int]]:
     """`text` without invisible characters, and the 1-based lines that held one (ascending): a
     reader drops them and lists Repair.INVISIBLE_CHARACTER_DROPPED on the record of those lines."""
-    if _INVISIBLE.search(text) is None:
+    if "\ufeff" not in text and "\u200b" not in text and "\u2060" not in text:  # faster than a search
         return text, []
     lines, line, counted = [], 1, 0
     for match in _INVISIBLE.finditer(text):
@@ -64,6 +64,7 @@ def parse_count(text: str, largest: int, field_name: str, what: str) -> int:
     digits = text.strip()
     if not (digits.isascii() and digits.isdigit()):
         raise RecordError(Reason.UNKNOWN_VALUE, f"{text[:40]!r} is not {what} (ASCII digits)", field_name)
-    if len(digits) > 20 or int(digits) > largest:
+    value = int(digits) if len(digits) <= 20 else largest + 1
+    if value > largest:
         raise RecordError(Reason.UNKNOWN_VALUE, f"{digits[:40]} is above {largest}, the largest {what}", field_name)
-    return int(digits)
+    return value
