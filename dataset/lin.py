@@ -6,7 +6,7 @@ reader only translates syntax into a `BoardRecord`; `validate.check` applies the
 
 Decisions (see the module tests for the real files behind each):
 * Boards: each `qx` starts one. A file without `qx` holds hand records: its first board starts
-  at its first pair, and a `pn` or `md` after the current board's `md` starts the next (the
+  at its first pair (at its first `pn` or `md` after text that is not LIN), and a `pn` or `md` after the current board's `md` starts the next (the
   synthetic corpus writes one `format_lin` board per line). Pairs before the first `qx` are the
   file header; board data there (`md`, `mb`, `pc`...) is rejected, never attached to a board.
   Such a key also counts where garbage or a lost '|' next to it broke the pairs (see
@@ -288,8 +288,12 @@ def _hand_record_starts(text: str, pairs, clean: bool) -> list[int]:
     """Offsets where the boards of a file without `qx` begin (see the module docstring)."""
     if _BOARD_DATA.isdisjoint(pairs[0]):
         return []
-    starts, has_deal = [len(text) - len(text.lstrip())], False
-    for offset, key in _board_keys(_HAND_MARK if clean else _ANY_CASE[_HAND_MARK], text, pairs):
+    marks = _board_keys(_HAND_MARK if clean else _ANY_CASE[_HAND_MARK], text, pairs)
+    first = len(text) - len(text.lstrip())
+    if marks and not clean and None in _split_pairs(text[:marks[0][0]])[0]:
+        first = marks[0][0]  # text that is not LIN before the first board: a header part of its own
+    starts, has_deal = [first], False
+    for offset, key in marks:
         if has_deal:
             starts.append(offset)
             has_deal = False

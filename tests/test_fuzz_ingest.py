@@ -57,6 +57,11 @@ CONTENT = ("deal", "dealer", "vulnerability", "board", "event", "site", "date", 
            "play", "score_ns", "source_score", "dd_tricks", "tags", "repairs")
 HIGH_BYTES = (0x81, 0x9D)  # undefined in cp1252: the bytes that once killed the run
 DROPPED = Repair.INVISIBLE_CHARACTER_DROPPED.value
+# Damage inside one board (issue 38) -> the reason it is quarantined with; None: it costs nothing at
+# all (the board is read as in the clean file, the junk line is one record of its own).
+ONE_BOARD = {"odd_digit": "unknown_value", "huge_number": "unknown_value", "odd_result": "unknown_value",
+             "wrong_bracket": "syntax", "upper_case_key": None, "junk_line": None, "bom_line": None,
+             "zero_width": None}
 
 
 @dataclass
@@ -142,7 +147,8 @@ def mutations(name: str, data: bytes, starts: list[int], rng: random.Random) -> 
             add("broken_board", data[:at] + broken + data[at + len(board):], at + deal.end())
         add("duplicate_board", data[:at + len(board)] + board + data[at + len(board):])
         # files concatenated, damage in one board's numbers, text between boards (issue 38)
-        insert("bom_line", at, codecs.BOM_UTF8)
+        if at:  # (at the start of the file it is the file's byte order mark)
+            insert("bom_line", at, codecs.BOM_UTF8)
         second_line = at + board.index(b"\n") + 1 if b"\n" in board[:-1] else at
         if ext == "pbn":
             insert("zero_width", second_line + 1, "\u200b".encode())
@@ -155,11 +161,12 @@ def mutations(name: str, data: bytes, starts: list[int], rng: random.Random) -> 
             replace("dash_in_play", play or re.compile(rb'\[Play "[NESW]"\]\r?\n([SHDC][2-9TJQKA])').search(data),
                     1, b"-")
         else:
-            insert("junk_line", at, b"This is not LIN\n")
+            board_start = data.find(b"qx|", at, at + len(board))
+            insert("junk_line", at if board_start < 0 else board_start, b"This is not LIN\n")
             qx = re.compile(rb"qx\|[oc](\d+)").search(data, at)
             for kind, text in (("odd_digit", "\u00b2".encode()), ("huge_number", b"3000000000")):
                 replace(kind, qx, 1, text)
-            replace("upper_case_key", qx, 0, qx.group(0).upper() if qx else b"")
+            replace("upper_case_key", qx, 0, b"QX" + qx.group(0)[2:] if qx else b"")
 
     if ext == "pbn":  # tag names in other cases: read as the standard's
         add("tag_case", re.sub(rb"^\[(Deal|Board|Auction|Dealer|Vulnerable|Play|Contract|Declarer|Result) ",
@@ -262,6 +269,21 @@ def test_mutated_real_files_in_one_run(real_data, tmp_path):
         clean_boards = boards[case.source]
         lines = clean_data[case.source].count(b"\n") + 1
         hit = touched(case, [line for line, _ in clean_boards], lines, case.name.endswith(".lin"))
+        if case.kind in ONE_BOARD:  # the damage costs the board it is in, and only as ONE_BOARD says
+            board = max(index for index, (line, _) in enumerate(clean_boards) if line <= case.line)
+            hit = {board} if ONE_BOARD[case.kind] else set()
+            reason = ONE_BOARD[case.kind]
+            if reason and not any((row["source_position"], row["reason"]) == (board, reason) for row in rejected):
+                failures.append(f"{case.name} ({case.kind} at line {case.line}): board {board} not quarantined "
+                                f"as {reason}: {[(row['source_position'], row['reason']) for row in rejected]}")
+            if case.kind == "junk_line" and Counter(row["reason"] for row in rejected)["unknown_format"] != 1:
+                failures.append(f"{case.name} (junk_line): the junk is not one unknown_format record")
+        marked = [row for row in accepted if DROPPED in (row["repairs"] or [])]
+        if case.kind in ("bom_line", "zero_width"):  # the board of the line lists the repair
+            if not marked:
+                failures.append(f"{case.name} ({case.kind} at line {case.line}): no record lists {DROPPED}")
+            for row in marked:
+                row["repairs"] = [repair for repair in row["repairs"] if repair != DROPPED] or None
         kept = Counter(key for index, (_, key) in enumerate(clean_boards) if key is not None and index not in hit)
         lost = kept - Counter(content(row) for row in accepted)
         if lost:
@@ -274,7 +296,6 @@ def test_mutated_real_files_in_one_run(real_data, tmp_path):
             read = manifest["per_file"][clean_path]["read"]
             by_position = {(copy * (read + case.junk) + row["source_position"], content(row))
                            for row in clean_records.get(clean_path, []) for copy in range(case.copies)}
-            marked = [row for row in accepted if DROPPED in (row["repairs"] or [])]
             for row in marked:  # the record after a byte order mark between the copies lists it
                 row["repairs"] = [repair for repair in row["repairs"] if repair != DROPPED] or None
             same_accepted = {(row["source_position"], content(row)) for row in accepted} == by_position and len(
