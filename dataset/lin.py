@@ -6,7 +6,8 @@ reader only translates syntax into a `BoardRecord`; `validate.check` applies the
 
 Decisions (see the module tests for the real files behind each):
 * Boards: each `qx` starts one. A file without `qx` holds hand records: its first board starts
-  at its first pair (at its first `pn` or `md` after text that is not LIN), and a `pn` or `md` after the current board's `md` starts the next (the
+  at its first pair (at its first `pn` or `md` after text that is not LIN), and a `pn` or `md`
+  after the current board's `md` starts the next (the
   synthetic corpus writes one `format_lin` board per line). Pairs before the first `qx` are the
   file header; board data there (`md`, `mb`, `pc`...) is rejected, never attached to a board.
   Such a key also counts where garbage or a lost '|' next to it broke the pairs (see
@@ -158,7 +159,7 @@ def parse_lin(data: bytes, source_file: str) -> Iterator[BoardRecord | Rejected]
         previous_offset = start
         raw = text[start:end]
         pairs = _split_pairs(raw)
-        junk_at = _junk_start(raw, pairs)
+        junk_at = _junk_start(raw, pairs, kind == "header")
         if junk_at is not None:
             raw = raw[:junk_at]
             pairs = _split_pairs(raw)
@@ -186,7 +187,8 @@ def parse_lin(data: bytes, source_file: str) -> Iterator[BoardRecord | Rejected]
             position += 1
 
 
-def _read_board(record: BoardRecord, pairs, encoding: str, state: "_FileState", deals: dict) -> BoardRecord | Rejected:
+def _read_board(record: BoardRecord, pairs, encoding: str, state: _FileState, deals: dict) -> BoardRecord | Rejected:
+    """The board whose raw text and pairs are given, read (or rejected) as `state` and `deals` say."""
     raw = record.raw_text
     error = _binary(raw) or _undecodable(raw, encoding)
     if error is not None:
@@ -202,7 +204,7 @@ def _read_board(record: BoardRecord, pairs, encoding: str, state: "_FileState", 
     return record
 
 
-def _read_header_part(header_text: str, encoding: str, state: "_FileState", source_file: str, position: int,
+def _read_header_part(header_text: str, encoding: str, state: _FileState, source_file: str, position: int,
                       line: int) -> Rejected | None:
     """Take a header's pairs into `state`; a Rejected when it holds an error (a header holding a
     NUL is rejected, but the pairs before it count)."""
@@ -265,18 +267,19 @@ def _follows_board_data(part: str) -> bool:
     return None in keys or not _BOARD_DATA.isdisjoint(keys)
 
 
-def _junk_start(raw: str, pairs) -> int | None:
+def _junk_start(raw: str, pairs, header: bool) -> int | None:
     """Offset in a board or header of its last lines when they are not LIN: stray tokens after its
     last pair, from a later line than that pair's (a line of junk, an error message between files
-    concatenated). None when there is none: a stray token on the pair's own line is the board's."""
+    concatenated), or a whole header without a pair. None when there is none: a stray token on the
+    pair's own line is the board's."""
     keys, _, key_tokens = pairs
     if not keys or keys[-1] is not None:
         return None
     first = len(keys)
     while first > 0 and keys[first - 1] is None:
         first -= 1
-    if first == 0:  # nothing but junk (a header part)
-        return 0
+    if first == 0:
+        return 0 if header else None
     offset = -1
     for _ in range(key_tokens[first]):
         offset = raw.index("|", offset + 1)

@@ -688,7 +688,8 @@ def test_a_board_without_a_deal_auction_play_or_result_is_not_a_deal():
 def test_a_byte_order_mark_or_zero_width_space_inside_the_file_is_dropped_and_listed(mark):
     header = "pn|a,b,c,d|"
     clean = read_checked(parse_lin, f"{header}\nqx|o1|{MD}\nqx|o2|{MD}".encode(), "f.lin")
-    first, second = read_checked(parse_lin, f"\ufeff{header}\nqx|o1|{MD}\n{mark}qx|o2|{MD}mc|1{mark}0|".encode(), "f.lin")
+    data = f"\ufeff{header}\nqx|o1|{MD}\n{mark}qx|o2|{MD}mc|1{mark}0|".encode()
+    first, second = read_checked(parse_lin, data, "f.lin")
     assert first.repairs == [] and second.repairs == [Repair.INVISIBLE_CHARACTER_DROPPED]
     assert same_content(first, clean[0]) and second.claim == 10
     second.claim = None

@@ -726,6 +726,7 @@ def test_a_byte_order_mark_or_zero_width_space_inside_the_file_is_dropped_and_li
     assert first.repairs == [] and second.repairs == [Repair.INVISIBLE_CHARACTER_DROPPED]
     second.repairs = []
     assert_same_record(second, clean[1])
-    cp1250 = (game("1") + "\n").encode("cp1250") + b"\xef\xbb\xbf" + game("2").encode() + '[Event "\u0159"]\n'.encode("cp1250")
+    cp1250 = ((game("1") + "\n").encode("cp1250") + codecs.BOM_UTF8 + game("2").encode()
+              + '[Event "\u0159"]\n'.encode("cp1250"))
     _, second = read_checked(parse_pbn, cp1250, "f.pbn")
     assert second.board == 2 and second.repairs == [Repair.INVISIBLE_CHARACTER_DROPPED]
