@@ -6,7 +6,8 @@ reader only translates syntax into a `BoardRecord`; `validate.check` applies the
 
 Decisions (see the module tests for the real files behind each):
 * Boards: each `qx` starts one. A file without `qx` holds hand records: its first board starts
-  at its first pair, and a `pn` or `md` after the current board's `md` starts the next (the
+  at its first pair (at its first `pn` or `md` after text that is not LIN), and a `pn` or `md`
+  after the current board's `md` starts the next (the
   synthetic corpus writes one `format_lin` board per line). Pairs before the first `qx` are the
   file header; board data there (`md`, `mb`, `pc`...) is rejected, never attached to a board.
   Such a key also counts where garbage or a lost '|' next to it broke the pairs (see
@@ -14,20 +15,36 @@ Decisions (see the module tests for the real files behind each):
 * `vg`, `rs` and `pn` are file-level: they apply to the board they appear in and to later ones.
   An empty `vg`, or a `pn` without 4 or 8 names, rejects the board (or header) holding it and
   changes nothing for later boards (damage to a `pg||` or a `pc` makes them).
+* A header always starts its own scope: in a file with `qx`, a valid `vg`, `pn` or `rs` that
+  comes after a board's data (or after a stray token), followed by nothing but header and layout
+  pairs up to the next `qx`, is a header of its own (files concatenated), not part of the board
+  before; one holding a `vg` starts afresh (no event, names or results of the text before).
+* Text that is not LIN (a junk line, an error message between files concatenated): stray tokens
+  after the last pair of a board or header, from a later line than that pair, are one record
+  of their own (UNKNOWN_FORMAT, or UNDECODABLE_BYTES for binary data) up to the next board or
+  header; the board before is read without them.
 * `rs` (the scoreboard's "4SWx-2" per board and room) is kept verbatim in `tags["rs"]` and used
   for nothing else: it is a summary typed by the vugraph operator, while the auction, the play
   and `mc` are the record itself (`validate.check` derives contract and tricks from those).
 * `nt` (kibitzer commentary) is dropped; `pg`, `rh` and `st` are layout (kept in `tags` only
   when not empty). Any other key goes to `tags` verbatim (repeats joined with '|'), never an
   error.
+* Numbers (`qx`'s board, `mc`, `ah`'s "Board n") are ASCII digits within their column's range
+  (`text.parse_count`): `o²`, `o3000000000` or `mc|٣|` is UNKNOWN_VALUE for that board (in `vg`
+  such a first board number is taken as not given).
 * Alerts are the `!` suffix of `mb` only; `an` fills `explanations` of the call before it.
 * A later `md` or `mc` in the same board replaces an earlier one (operators resend a corrected
   deal; a claim made after more play supersedes).
-* Free text (`nt`, `an`) may contain '|': while the token where the next key should be is not a
-  two-letter lowercase key, it is taken as part of the text. A stray token anywhere else
-  rejects its board as SYNTAX and parsing re-aligns on the next token.
+* The keys BBO writes are read in any case (`QX|` is `qx|`), but for `st` (`ST` is a card);
+  another two-letter token in upper case is not a key.
+* Free text (`nt`, `an`) may contain '|': while the token where the next key should be is not
+  one of the keys BBO writes (`_KNOWN_KEYS`), it is taken as part of the text, so `an|1 | xx |`
+  makes no tag `xx`. Outside free text any two-letter token is a key. A stray token anywhere
+  else rejects its board as SYNTAX and parsing re-aligns on the next token.
 * An auction needs a dealer, which only `md` gives: a board with calls and an empty `md`, none,
   or dealer digit 0 is rejected naming `md`.
+* A byte order mark inside the file (files concatenated), a zero-width space or a word joiner is
+  dropped (`text.drop_invisible`) and listed as a repair on the board of its line.
 * Bytes: UTF-8, or UTF-16/UTF-32 when a byte order mark says so; in a UTF-8 file the bytes of a
   board (or the header) that are not UTF-8 are read as cp1252, its UTF-8 text as UTF-8. A board
   with a byte readable in neither, or holding a NUL byte (binary data), is UNDECODABLE_BYTES,
@@ -50,11 +67,14 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from .encodings import RANKS, SUITS, E, N, S, W, call_name, parse_call
-from .record import BoardRecord, Reason, RecordError, Rejected
-from .text import bom_encoding
+from .record import BoardRecord, Reason, RecordError, Rejected, Repair
+from .text import INT8_MAX, INT32_MAX, any_line_between, bom_encoding, drop_invisible, parse_count
 from .validate import owner_from_hands
 
 _KEYS = frozenset(a + b for a in ascii_lowercase for b in ascii_lowercase)
+# The keys BBO writes (every key of the real archives): free text runs on past any other.
+_KNOWN_KEYS = frozenset(("qx", "md", "mb", "an", "pc", "mc", "sv", "ah", "pn", "vg", "rs", "nt", "pg", "rh", "st"))
+_ANY_CASE_KEYS = _KNOWN_KEYS - {"st"}  # read in any case (QX|); ST is also the ten of spades
 _FREE_TEXT = frozenset(("nt", "an"))
 _LAYOUT = frozenset(("pg", "rh", "st"))  # carry nothing when empty (else kept in tags)
 _SKIPPED = frozenset(("pc", "pg", "nt"))  # read in bulk or not at all
@@ -67,8 +87,8 @@ _VULNERABILITY = {"o": 0, "0": 0, "n": 1, "e": 2, "b": 3}
 _SV_OF = "oneb"
 _SCORING = {"I": "IMP", "P": "MP", "B": "BAM"}
 _ROOMS = {"o": "open", "c": "closed"}
-_QX = re.compile(r"([oc])(\d+)(?:,.*)?", re.S)
-_AH_BOARD = re.compile(r"\s*board\s+(\d+)\s*", re.I)
+_QX = re.compile(r"([oc])([^,]*)(?:,.*)?", re.S)
+_AH_BOARD = re.compile(r"\s*board\s+([0-9]+)\s*", re.I)
 
 _SUIT_OF_LETTER = {letter: suit for suit, letter in enumerate(SUITS)}
 _SUIT_OF_LETTER.update({letter.lower(): suit for letter, suit in list(_SUIT_OF_LETTER.items())})
@@ -100,8 +120,13 @@ def _call_spellings() -> dict[str, int]:
 _CARDS = _card_spellings()
 _CALLS = _call_spellings()
 _SUIT_LETTER = re.compile("([SHDCshdc])")
-_QX_MARK = re.compile(r"(qx)[^\w|]*\|")  # a board-start key, blanks or garbage, its '|'
+# A board-start (or header) key, blanks or garbage, its '|': in lower case, and in any case for a
+# file whose pairs are not all known lower-case keys (_split_pairs' fast path), which may hold QX|.
+_QX_MARK = re.compile(r"(qx)[^\w|]*\|")
 _HAND_MARK = re.compile(r"(pn|md)[^\w|]*\|")
+_HEADER_MARK = re.compile(r"(?<![A-Za-z0-9])(vg|pn|rs)[^\w|]*\|")
+_ANY_CASE = {pattern: re.compile(pattern.pattern, re.I) for pattern in (_QX_MARK, _HAND_MARK, _HEADER_MARK)}
+_HEADER_KEYS = frozenset(("vg", "pn", "rs"))
 _UNREAD = re.compile("[\udc00-\udcff]")  # a byte the file's encoding could not read (see _keep_bytes)
 _UNREAD_RUN = re.compile("[\udc00-\udcff]+")
 _NOT_CP1252 = frozenset((0x81, 0x8D, 0x8F, 0x90, 0x9D))  # the bytes cp1252 leaves undefined
@@ -119,62 +144,159 @@ codecs.register_error("bridgeflow.lin.keep_bytes", _keep_bytes)
 # ------------------------------------------------------------------------------------ reading
 
 def parse_lin(data: bytes, source_file: str) -> Iterator[BoardRecord | Rejected]:
-    """One BoardRecord or Rejected per board, in file order; never raises for bad input."""
+    """One BoardRecord or Rejected per board, in file order, and one Rejected per header that
+    cannot be read and per run of text that is not LIN; never raises for bad input."""
     encoding = bom_encoding(data)[0] or "utf-8"
     text = data.decode(encoding, "bridgeflow.lin.keep_bytes")
     if text.startswith("\ufeff"):
-        text = " " + text[1:]  # keeps offsets; blanks before a key are ignored
-    starts = _board_starts(text)
+        text = text[1:]
+    text, invisible_lines = drop_invisible(text)
     state = _FileState()
-    position = 0
+    position, line, previous_offset = 0, 1, 0
+    deals: dict[str, tuple[int | None, np.ndarray | None]] = {}  # md text -> parsed (rooms repeat it)
+    for start, end, kind in _segments(text):
+        line += text.count("\n", previous_offset, start)
+        previous_offset = start
+        raw = text[start:end]
+        pairs = _split_pairs(raw)
+        junk_at = _junk_start(raw, pairs, kind == "header")
+        if junk_at is not None:
+            raw = raw[:junk_at]
+            pairs = _split_pairs(raw)
+        if kind == "board":
+            item = _read_board(BoardRecord(source_file=source_file, source_format="lin", source_position=position,
+                                           source_line=line, raw_text=raw), pairs, encoding, state, deals)
+            if (invisible_lines and isinstance(item, BoardRecord)
+                    and any_line_between(invisible_lines, line, line + raw.rstrip().count("\n"))):
+                item.repairs.append(Repair.INVISIBLE_CHARACTER_DROPPED)
+        else:
+            if "vg" in pairs[0]:  # another file's header: nothing of the one before applies
+                state = _FileState()
+            item = _read_header_part(raw, encoding, state, source_file, position, line)
+        if item is not None:
+            yield item
+            position += 1
+        if junk_at is not None:
+            junk = text[start + junk_at:end]
+            junk_line = line + text.count("\n", start, start + junk_at + len(junk) - len(junk.lstrip()))
+            junk = junk.strip()
+            error = _binary(junk) or _undecodable(junk, encoding) or RecordError(
+                Reason.UNKNOWN_FORMAT, f"text that is not LIN: {_escaped(junk)[:40]!r}", "lin")
+            yield Rejected(source_file, "lin", position, junk_line, _escaped(junk), error.reason, error.message,
+                           error.field)
+            position += 1
 
-    header_text = text[:starts[0]] if starts else text
+
+def _read_board(record: BoardRecord, pairs, encoding: str, state: _FileState, deals: dict) -> BoardRecord | Rejected:
+    """The board whose raw text and pairs are given, read (or rejected) as `state` and `deals` say."""
+    raw = record.raw_text
+    error = _binary(raw) or _undecodable(raw, encoding)
+    if error is not None:
+        record.raw_text = _escaped(raw)
+        return record.reject(error.reason, error.message, error.field)
+    record.raw_text = _plain(raw, encoding)
+    keys, values, _ = pairs if record.raw_text is raw else _split_pairs(record.raw_text)
+    try:
+        _fill_board(record, keys, values, state, deals)
+        _check_dealer(record, keys, values)
+    except RecordError as error:
+        return record.reject(error.reason, error.message, error.field)
+    return record
+
+
+def _read_header_part(header_text: str, encoding: str, state: _FileState, source_file: str, position: int,
+                      line: int) -> Rejected | None:
+    """Take a header's pairs into `state`; a Rejected when it holds an error (a header holding a
+    NUL is rejected, but the pairs before it count)."""
     header_error = _binary(header_text)
-    readable = header_text  # a header holding a NUL is rejected, but the pairs before it count
+    readable = header_text
     if header_error is not None:
         readable = header_text[:header_text.rfind("|", 0, header_text.index("\x00")) + 1]
     header_keys, header_values, _ = _split_pairs(_plain(readable, encoding))
     pairs_error = _read_header(header_keys, header_values, state)
     header_error = header_error or pairs_error
-    if header_error is not None:
-        yield Rejected(source_file, "lin", position, 1, _escaped(header_text), header_error.reason,
-                       header_error.message, header_error.field)
-        position += 1
-
-    line, previous_offset = 1, 0
-    deals: dict[str, tuple[int | None, np.ndarray | None]] = {}  # md text -> parsed (rooms repeat it)
-    for number, start in enumerate(starts):
-        end = starts[number + 1] if number + 1 < len(starts) else len(text)
-        line += text.count("\n", previous_offset, start)
-        previous_offset = start
-        raw = text[start:end]
-        record = BoardRecord(source_file=source_file, source_format="lin", source_position=position,
-                             source_line=line, raw_text=raw)
-        position += 1
-        error = _binary(raw) or _undecodable(raw, encoding)
-        if error is not None:
-            record.raw_text = _escaped(raw)
-            yield record.reject(error.reason, error.message, error.field)
-            continue
-        record.raw_text = _plain(raw, encoding)
-        keys, values, _ = _split_pairs(record.raw_text)
-        try:
-            _fill_board(record, keys, values, state, deals)
-            _check_dealer(record, keys, values)
-        except RecordError as error:
-            yield record.reject(error.reason, error.message, error.field)
-            continue
-        yield record
+    if header_error is None:
+        return None
+    return Rejected(source_file, "lin", position, line, _escaped(header_text), header_error.reason,
+                    header_error.message, header_error.field)
 
 
-def _board_starts(text: str) -> list[int]:
-    """Offsets where boards begin (see the module docstring)."""
+def _segments(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, "header" | "board") of the file's parts: its header (the text before the
+    first board, empty or not), its boards, and each later header: a `vg`, `pn` or `rs` after a
+    board's data or after a stray token (another file's header, in files concatenated)."""
     pairs = _split_pairs(text)
-    starts = [offset for offset, _ in _board_keys(_QX_MARK, text, pairs)]
-    if starts or _BOARD_DATA.isdisjoint(pairs[0]):
-        return starts
-    starts, has_deal = [len(text) - len(text.lstrip())], False
-    for offset, key in _board_keys(_HAND_MARK, text, pairs):
+    keys = pairs[0]
+    clean = isinstance(pairs[2], range)  # every pair has a known lower-case key (the fast path)
+    starts = [offset for offset, _ in _board_keys(_QX_MARK if clean else _ANY_CASE[_QX_MARK], text, pairs)]
+    vugraph = bool(starts)
+    starts = starts or _hand_record_starts(text, pairs, clean)
+    if not starts:
+        return [(0, len(text), "header")]
+    cuts = [(start, "board") for start in starts]
+    if vugraph and (not clean or not _HEADER_KEYS.isdisjoint(keys[keys.index("qx"):])):
+        cuts += [(offset, "header")
+                 for offset, _ in _board_keys(_HEADER_MARK if clean else _ANY_CASE[_HEADER_MARK], text, pairs)]
+        cuts.sort()
+    parts = [(0, cuts[0][0], "header")]
+    for index, (start, kind) in enumerate(cuts):
+        end = cuts[index + 1][0] if index + 1 < len(cuts) else len(text)
+        if kind == "header":
+            scope_end = next((offset for offset, later in cuts[index + 1:] if later == "board"), len(text))
+            if not (_follows_board_data(text[parts[-1][0]:start]) and _is_header(text[start:scope_end])):
+                parts[-1] = (parts[-1][0], end, parts[-1][2])  # a board's own pn or vg: part of the board
+                continue
+        parts.append((start, end, kind))
+    return parts
+
+
+def _is_header(part: str) -> bool:
+    """Whether `part` (from a vg, pn or rs up to the next board) reads as a header: header and
+    layout pairs only, the first of them valid (a pg|| damaged into vg|| is not)."""
+    keys, values, _ = _split_pairs(part)
+    try:
+        _FileState().apply(keys[0], values[0])
+    except RecordError:
+        return False
+    return all(key is None or key in _HEADER_KEYS or key in _LAYOUT or key == "nt" for key in keys)
+
+
+def _follows_board_data(part: str) -> bool:
+    """Whether `part` holds board data or a stray token: a header key after it starts a header."""
+    keys = _split_pairs(part)[0]
+    return None in keys or not _BOARD_DATA.isdisjoint(keys)
+
+
+def _junk_start(raw: str, pairs, header: bool) -> int | None:
+    """Offset in a board or header of its last lines when they are not LIN: stray tokens after its
+    last pair, from a later line than that pair's (a line of junk, an error message between files
+    concatenated), or a whole header without a pair. None when there is none: a stray token on the
+    pair's own line is the board's."""
+    keys, _, key_tokens = pairs
+    if not keys or keys[-1] is not None:
+        return None
+    first = len(keys)
+    while first > 0 and keys[first - 1] is None:
+        first -= 1
+    if first == 0:
+        return 0 if header else None
+    offset = -1
+    for _ in range(key_tokens[first]):
+        offset = raw.index("|", offset + 1)
+    junk = raw[offset + 1:]
+    return offset + 1 if "\n" in junk[:len(junk) - len(junk.lstrip())] else None
+
+
+def _hand_record_starts(text: str, pairs, clean: bool) -> list[int]:
+    """Offsets where the boards of a file without `qx` begin (see the module docstring)."""
+    if _BOARD_DATA.isdisjoint(pairs[0]):
+        return []
+    marks = _board_keys(_HAND_MARK if clean else _ANY_CASE[_HAND_MARK], text, pairs)
+    first = len(text) - len(text.lstrip())
+    if marks and not clean and None in _split_pairs(text[:marks[0][0]])[0]:
+        first = marks[0][0]  # text that is not LIN before the first board: a header part of its own
+    starts, has_deal = [first], False
+    for offset, key in marks:
         if has_deal:
             starts.append(offset)
             has_deal = False
@@ -193,7 +315,7 @@ def _board_keys(pattern: re.Pattern, text: str, pairs) -> list[tuple[int, str]]:
         token += text.count("|", counted, match.start())  # the match is in this token
         counted = match.start()
         pair = bisect_right(key_tokens, token) - 1
-        key = match.group(1)
+        key = match.group(1).lower()
         if token == key_tokens[pair]:
             counts = keys[pair] in (key, None)
         else:
@@ -280,7 +402,7 @@ def _split_pairs(text: str) -> tuple[list[str | None], list[str], Sequence[int]]
     tokens = text.split("|")
     if len(tokens) % 2 == 1 and not tokens[-1].strip():
         keys = [token.strip() for token in tokens[0:-1:2]]
-        if _KEYS.issuperset(keys):  # the usual case: every other token is a key
+        if _KNOWN_KEYS.issuperset(keys):  # the usual case: every other token is a key
             return keys, tokens[1::2], range(0, len(tokens) - 1, 2)
     keys, values, token_indices = [], [], []
     last = len(tokens) - 1
@@ -288,6 +410,8 @@ def _split_pairs(text: str) -> tuple[list[str | None], list[str], Sequence[int]]
     while index < last:
         key = tokens[index].strip()
         token_indices.append(index)
+        if key not in _KEYS and key.lower() in _ANY_CASE_KEYS:
+            key = key.lower()  # QX| is qx|
         if key not in _KEYS:
             keys.append(None)
             values.append(tokens[index])
@@ -296,7 +420,7 @@ def _split_pairs(text: str) -> tuple[list[str | None], list[str], Sequence[int]]
         value = tokens[index + 1]
         index += 2
         if key in _FREE_TEXT:
-            while index < last and tokens[index].strip() not in _KEYS:
+            while index < last and tokens[index].strip().lower() not in _KNOWN_KEYS:
                 value += "|" + tokens[index]
                 index += 1
         keys.append(key)
@@ -333,7 +457,10 @@ class _FileState:
             scoring = fields[2].strip() if len(fields) > 2 else ""
             self.scoring = _SCORING.get(scoring, scoring) or None
             first = fields[3].strip() if len(fields) > 3 else ""
-            self.first_board = int(first) if first.isdecimal() else None
+            try:
+                self.first_board = parse_count(first, INT32_MAX, "vg", "a board number")
+            except RecordError:
+                self.first_board = None
         elif key == "rs":
             self.results = value.split(",")
         elif key == "pn":
@@ -453,7 +580,7 @@ def _fill_board(record: BoardRecord, keys, values, state: _FileState, deals: dic
             if match is None:
                 raise RecordError(Reason.UNKNOWN_VALUE, f"{value!r} is not o<board> or c<board>", "qx")
             record.room = _ROOMS[match.group(1)]
-            record.board = int(match.group(2))
+            record.board = parse_count(match.group(2), INT32_MAX, "qx", "a board number")
         elif key == "md":
             if value not in deals:
                 deals[value] = _parse_md(value)
@@ -465,13 +592,11 @@ def _fill_board(record: BoardRecord, keys, values, state: _FileState, deals: dic
                 raise RecordError(Reason.UNKNOWN_VALUE, f"{value!r} is not o, n, e or b", "sv")
             record.vulnerability = vulnerability
         elif key == "mc":
-            if not value.strip().isdecimal():  # isdigit() lets '²' through to int()
-                raise RecordError(Reason.UNKNOWN_VALUE, f"{value!r} is not a number of tricks", "mc")
-            record.claim = int(value)
+            record.claim = parse_count(value, INT8_MAX, "mc", "a number of tricks")
         elif key == "ah":
             match = _AH_BOARD.fullmatch(value)
             if match is not None and record.board is None:
-                record.board = int(match.group(1))
+                record.board = parse_count(match.group(1), INT32_MAX, "ah", "a board number")
             elif match is None or int(match.group(1)) != record.board:
                 _add_tag(tags, key, value)
         elif key in _LAYOUT:

@@ -9,16 +9,23 @@ The reader only reads syntax and what each tag says; `validate.check` applies th
 
 Decisions where the standard is silent or real files disagree with it:
 
+* Tag names are matched without regard to case, as the standard's names (`[deal]`, `[BOARD]`
+  are [Deal] and [Board]); a name the standard does not define is kept as written.
 * Games are separated by empty lines (whitespace-only counts). An empty line inside a `{...}`
   comment does not end the game, unless it is followed (after more empty or `%` lines) by a line
   starting with `[`: then the comment is taken as unterminated (the game is rejected) so that
-  one missing `}` cannot swallow the following games.
+  one missing `}` cannot swallow the following games. Nor does a comment swallow tags: a line
+  that starts with a tag (`[Name "`) ends a comment whose `}` has not come (a `]` typed for it),
+  and the game is rejected as holding an unterminated comment; the tags after it are read.
 * A chunk holding only comments and `%` lines is not a game. Text before the first tag is a
   syntax error (the chunk is one rejected game). Comments do not nest; a stray `}` (left by a
   nested `{...}` in commentary, as BFC writes) is ignored.
-* Never merge two games: an `[Event]` or `[Board]` tag that repeats after the game already has
-  its `[Deal]` starts a new game even without an empty line. Any other repeated tag keeps its
-  first value (BBA writes `[Room "Open"]` and `[Room "IMP"]` in every game).
+* Never merge two games: a tag other than [Note] that repeats after the game already has its
+  `[Deal]` starts a new game there even without an empty line (so in a file without empty lines
+  each game keeps its own [Date] and [Site], with or without [Event] and [Board]; a tag the game
+  before lacks, written before the first tag they share, stays with the game before). A tag
+  repeated before the [Deal] keeps its first value (BBA writes `[Room "Open"]` and
+  `[Room "IMP"]` in every game).
 * Tag copying: `"#"` takes the tag's value in the latest game that had it (not allowed for
   Dealer, Vulnerable, Deal, Declarer, Contract, Result, Auction, Play, as the PBN verifier
   reports); `"##value"` gives `value` to this game and to every following game that omits the
@@ -26,12 +33,17 @@ Decisions where the standard is silent or real files disagree with it:
 * A game with neither `[Deal]` nor `[Board]` right after an accepted game with a deal is another
   table's result on that board (rpbridge.net style): it inherits the board tags in `_BOARD_TAGS`.
 * Empty and `"?"` values of interpreted tags mean "not given". Text tags keep `"?"` verbatim.
+* Numbers ([Board], [Result], OptimumResultTable tricks) are ASCII digits within their column's
+  range (`text.parse_count`): `"²"`, `"٣"` or `"3000000000"` is UNKNOWN_VALUE for that game.
 * Encoding: UTF-16 or UTF-32 (LE or BE) when a byte order mark says so, else (after a UTF-8 BOM,
   if any) UTF-8 for the whole file when it decodes, else per game UTF-8, cp1250, latin-1. A game
   with control characters (NUL, other C0 codes except tab/CR/LF/FF), or with bytes that are not in
   the encoding its BOM names, is UNDECODABLE_BYTES, with a message that says what was seen (a NUL
   in every other character: UTF-16/32 without a BOM).
 * Line ends: LF, CRLF and a lone CR (old Mac files) each end a line.
+* A byte order mark inside the file (files concatenated), a zero-width space or a word joiner is
+  dropped (`text.drop_invisible`), listed as a repair on the game of its line (or the next game,
+  for one between games).
 * Auction: the tag value is the seat of the first column; leading `-` pad up to the dealer. The
   first caller is the dealer: a conflicting [Dealer] is rejected, a missing one is inferred.
   `AP` adds the passes that end the auction; `+` and `*` end the section. `!` (alone or as a
@@ -65,6 +77,7 @@ Decisions where the standard is silent or real files disagree with it:
 
 from __future__ import annotations
 
+import codecs
 import re
 from typing import Iterable, Iterator
 
@@ -85,7 +98,7 @@ from .encodings import (
     partner,
 )
 from .record import BoardRecord, Reason, RecordError, Rejected, Repair
-from .text import bom_encoding, is_wide
+from .text import INT8_MAX, INT32_MAX, any_line_between, bom_encoding, drop_invisible, is_wide, parse_count
 from .validate import owner_from_hands, replay_to_end
 
 __all__ = ["parse_pbn", "format_pbn", "range_starts"]
@@ -111,8 +124,8 @@ _TOKEN = re.compile(
     (?:
         (?P<tag>\[\s*(?P<name>[A-Za-z0-9_]+)\s*"(?P<value>[^"\\\n]*(?:\\.[^"\\\n]*)*)"\s*\])
       | (?P<escape>(?<![^\n])%[^\n]*)
-      | (?P<comment>\{[^}]*\}|;[^\n]*|\})
-      | (?P<open_comment>\{[^}]*?(?=\n[ \t]*\[))
+      | (?P<comment>\{[^}\n]*(?:\n(?![ \t]*\[\s*[A-Za-z0-9_]+\s*")[^}\n]*)*\}|;[^\n]*|\})
+      | (?P<open_comment>\{[^}]*?(?=\n[ \t]*\[\s*[A-Za-z0-9_]+\s*"))
       | (?P<words>[^\s{};\[\]"]+(?:\s+[^\s{};\[\]"%][^\s{};\[\]"]*)*)
       | (?P<string>"[^"\\\n]*(?:\\.[^"\\\n]*)*")
       | (?P<error>\[[^\]\n]*\]?|\{[^}]*|"[^\n]*|\S)
@@ -145,11 +158,24 @@ _UNKNOWN_TEXT = ("", "?")
 _VULNERABILITY = {"none": 0, "love": 0, "-": 0, "ns": 1, "ew": 2, "all": 3, "both": 3}
 _STRAIN_OF = {"C": 0, "D": 1, "H": 2, "S": 3, "N": 4, "NT": 4}
 _CONTRACT = re.compile(r"([1-7])(NT|[CDHSN])(X{0,2})", re.I)
-_RESULT_BY_SIDE = re.compile(r"(NS|EW)\s+(\d+)(?:\s+(NS|EW)\s+(\d+))?", re.I)
+_RESULT_BY_SIDE = re.compile(r"(NS|EW)\s+(\S+)(?:\s+(NS|EW)\s+(\S+))?", re.I)
 # DoubleDummyTricks digit order: declarer N,S,E,W; strains NT,S,H,D,C within each.
 _DDT_CELLS = tuple(seat * 5 + strain for seat in (0, 2, 1, 3) for strain in (4, 3, 2, 1, 0))
 _DD_COLUMNS = {"declarer": "declarer", "denomination": "strain", "suit": "strain", "strain": "strain",
                "denom": "strain", "result": "tricks", "tricks": "tricks"}
+
+# Tag names as the standard spells them (PBN 2.1 sections 3, 4 and 5): a name in another case
+# ([deal], [BOARD]) is read as the standard's; other names are kept as written.
+_STANDARD_NAMES = frozenset({
+    *_INTERPRETED, *_BOARD_TAGS, "Annotator", "AnnotatorNA", "Application", "BidSystemEW", "BidSystemNS",
+    "Competition", "DealId", "Description", "EastNA", "EastType", "EventDate", "EventSponsor", "FrenchMP",
+    "Generator", "Hidden", "Mode", "NorthNA", "NorthType", "PairEW", "PairNS", "ScoreIMP", "ScoreMP",
+    "ScorePercentage", "ScoreRubber", "ScoreRubberHistory", "Section", "SouthNA", "SouthType",
+    "Termination", "Time", "TimeCall", "TimeCard", "TimeControl", "UTCDate", "UTCTime", "WestNA",
+    "WestType", "OptimumScore", "OptimumPlayTable", "ActionTable", "AuctionTimeTable",
+    "InstantScoreTable", "PlayTimeTable", "ScoreTable", "TotalScoreTable",
+})
+_STANDARD_NAME_OF = {name.lower(): name for name in _STANDARD_NAMES}
 
 _call_cache: dict[str, int] = {}
 _holding_cache: dict[tuple[int, str], list[int]] = {}  # (position in S.H.D.C, holding) -> cards
@@ -163,15 +189,19 @@ def parse_pbn(data: bytes, source_file: str, carried_tags: dict | None = None) -
 
     `carried_tags`: the '#'/'##' state where `data` starts, for a piece of a file (range_starts)."""
     text, per_game_decoding, damaged_encoding = _decode_file(data)
+    text, invisible_lines = drop_invisible(text)
     carried = _CarriedTags()
     if carried_tags:
         carried.latest.update(carried_tags["latest"])
         carried.shared.update(carried_tags["shared"])
         carried.points_first = carried_tags["points_first"]
-    position = 0
+    position, lines_read = 0, 0
     for chunk, chunk_line in _chunks(text):
         if per_game_decoding:
-            chunk = _decode_game(chunk.encode("latin-1"))
+            # each side of a UTF-8 byte order mark (files concatenated) in its own encoding
+            parts = chunk.encode("latin-1").split(codecs.BOM_UTF8)
+            chunk, chunk_invisible = drop_invisible("\ufeff".join(_decode_game(part) for part in parts))
+            invisible_lines += [chunk_line + line - 1 for line in chunk_invisible]
         # Text is checked per game (the first game with what precedes it in the chunk), so a
         # control character where the empty line between two games was costs one game, not both.
         checked = 0
@@ -187,7 +217,13 @@ def parse_pbn(data: bytes, source_file: str, carried_tags: dict | None = None) -
                     source_line=chunk_line + chunk.count("\n", 0, game.start),
                     raw_text=chunk[game.start:game.end].rstrip(),
                 )
-                yield _read_game(record, game, carried)
+                item = _read_game(record, game, carried)
+                last_line = record.source_line + record.raw_text.count("\n")
+                if invisible_lines and isinstance(item, BoardRecord) and any_line_between(
+                        invisible_lines, lines_read + 1, last_line):
+                    item.repairs.append(Repair.INVISIBLE_CHARACTER_DROPPED)
+                lines_read = last_line
+                yield item
             position += 1
             checked = game.end
         if not checked:  # no game: comments only, which must still be text
@@ -316,10 +352,12 @@ def _games(chunk: str) -> Iterator[_Game]:
             game = _Game(chunk, match.start(kind) if comment_start is None else comment_start)
         if kind == "tag":
             name, value = match.group("name", "value")
+            if name not in _STANDARD_NAMES:
+                name = _STANDARD_NAME_OF.get(name.lower(), name)
             tag_start = match.start(kind)
             if current is not None:
                 current.section_end = tag_start
-            if name in ("Event", "Board") and name in game.tags and "Deal" in game.tags:
+            if name in game.tags and "Deal" in game.tags and name != "Note":
                 game.end = tag_start
                 yield game
                 game = _Game(chunk, tag_start)
@@ -337,11 +375,10 @@ def _games(chunk: str) -> Iterator[_Game]:
                 or (current.name == "Deal" and kind == "comment"))
             if may_be_table:
                 game.award_comments.append((current.name, text[1:].removesuffix("}")))
-            elif kind == "open_comment":  # as an unterminated comment anywhere else: it takes the rest
+            elif kind == "open_comment":  # the game is rejected; the tags after it are read on
                 game.fail(Reason.SYNTAX, f"unterminated comment on line "
                           f"{chunk.count(chr(10), game.start, match.start(kind)) + 1} of the game",
                           current.name if current is not None else "game")
-                break
         elif kind == "words" or kind == "string":
             words = match.group(kind)
             if current is None:
@@ -567,9 +604,7 @@ def _parse_board(text: str) -> int | None:
     text = text.strip()
     if text in _UNKNOWN_TEXT:
         return None
-    if not text.isdigit():
-        raise RecordError(Reason.UNKNOWN_VALUE, f"board number {text!r}", "Board")
-    return int(text)
+    return parse_count(text, INT32_MAX, "Board", "a board number")
 
 
 def _parse_seat(text: str, field_name: str) -> int | None:
@@ -620,14 +655,12 @@ def _parse_result(text: str, declarer: int | None) -> int | None:
     text = text.strip().lstrip("^")
     if text in _UNKNOWN_TEXT:
         return None
-    if text.isdigit():
-        return int(text)
-    match = _RESULT_BY_SIDE.fullmatch(text)
+    match = _RESULT_BY_SIDE.fullmatch(text) if text[0] in "NnEe" else None
     if match is None:
-        raise RecordError(Reason.UNKNOWN_VALUE, f"{text!r} is not a number of tricks", "Result")
-    by_side = {match.group(1).upper(): int(match.group(2))}
+        return parse_count(text, INT8_MAX, "Result", "a number of tricks")
+    by_side = {match.group(1).upper(): parse_count(match.group(2), INT8_MAX, "Result", "a number of tricks")}
     if match.group(3):
-        by_side[match.group(3).upper()] = int(match.group(4))
+        by_side[match.group(3).upper()] = parse_count(match.group(4), INT8_MAX, "Result", "a number of tricks")
         if len(by_side) != 2 or sum(by_side.values()) != 13:
             raise RecordError(Reason.BAD_RESULT, f"{text!r}: the two sides' tricks do not add up to 13", "Result")
     if declarer is None:
@@ -877,10 +910,11 @@ def _optimum_result_rows(header: str, words: list[str]) -> list[tuple[int, int]]
         row = dict(zip(roles, words[start:start + len(names)]))
         seat = SEATS.find(row["declarer"].upper())
         strain = _STRAIN_OF.get(row["strain"].upper())
-        if seat < 0 or len(row["declarer"]) != 1 or strain is None or not row["tricks"].isdigit():
+        if seat < 0 or len(row["declarer"]) != 1 or strain is None:
             raise RecordError(Reason.SYNTAX, f"row {' '.join(words[start:start + len(names)])!r}",
                               "OptimumResultTable")
-        rows.append((seat * 5 + strain, int(row["tricks"])))
+        rows.append((seat * 5 + strain, parse_count(row["tricks"], INT8_MAX, "OptimumResultTable",
+                                                    "a number of tricks")))
     return rows
 
 
@@ -947,7 +981,7 @@ def _segment_text(segment: bytes, at_file_start: bool) -> str | None:
     if at_file_start and segment.startswith(b"\xef\xbb\xbf"):
         segment = segment[3:]
     try:
-        return segment.decode("utf-8")
+        return drop_invisible(segment.decode("utf-8"))[0]
     except UnicodeDecodeError:
         return None
 

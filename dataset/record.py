@@ -27,11 +27,11 @@ class Reason(str, Enum):
     CONTRACT_MISMATCH = "contract_mismatch"  # stated contract/declarer differ from the auction's
     BAD_PLAY = "bad_play"  # a card played by the wrong seat or twice (a revoke is real play: kept)
     BAD_RESULT = "bad_result"  # tricks outside 0..13, or contradicting the play
-    NOT_A_DEAL = "not_a_deal"  # fewer than 52 cards where a full deal is required (DD endgames)
+    NOT_A_DEAL = "not_a_deal"  # no deal at all, or fewer than 52 cards where a full deal is required (DD endgames)
 
 
 class Repair(str, Enum):
-    """A change `validate.check` or a reader made to what a source said, so that an accepted record
+    """A change a reader or `validate.check` made to what a source said, so that an accepted record
     holds what happened at the table and nothing more (listed in its `repairs`, counted per file in
     the ingest manifest)."""
 
@@ -44,6 +44,7 @@ class Repair(str, Enum):
     FACIT_TABLE_CLOSED_BY_BRACKET = "facit_table_closed_by_bracket"  # `{2S 10 3S 6]`
     FACIT_NT_IN_TABLE = "facit_nt_in_table"  # `3NT`/`4nt` for 3N, 4N
     FACIT_PASS_IN_TABLE = "facit_pass_in_table"  # `pass` for the passed-out award P
+    INVISIBLE_CHARACTER_DROPPED = "invisible_character_dropped"  # a BOM or zero-width space inside the file
 
 
 class RecordError(ValueError):
@@ -100,7 +101,7 @@ class BoardRecord:
     source_score: str | None = None  # the source's own score text, as given
     dd_tricks: list[int | None] | None = None  # 20 cells, [declarer N,E,S,W][strain C,D,H,S,NT]
     tags: dict[str, str] = field(default_factory=dict)  # other tags/fields, verbatim
-    repairs: list[Repair] = field(default_factory=list)  # set by validate.check, in the order made
+    repairs: list[Repair] = field(default_factory=list)  # set by the reader and validate.check, in the order made
 
     def reject(self, reason: Reason, message: str, field_name: str) -> "Rejected":
         return Rejected(

@@ -3,7 +3,8 @@
 Parsers call `owner_from_hands` while reading a deal; the ingest calls `check` on every parsed
 record. Both raise or return a reason code naming the field at fault.
 
-`check` makes two repairs, each listed in the record's `repairs` (record.Repair), for every format
+`check` quarantines a record that holds nothing of a board (no deal, auction, play or result) as
+NOT_A_DEAL, and makes two repairs, each listed in the record's `repairs` (record.Repair), for every format
 alike; anything else that breaks a rule is quarantined:
 
 * trailing_passes_dropped: passes after the end of a complete auction (operators type one or two
@@ -71,6 +72,7 @@ def check(record: BoardRecord) -> BoardRecord | Rejected:
     """Apply the rules; fill the contract from the auction and tricks from play/claim when the
     source left them out. Returns the record (completed) or a Rejected naming the first fault."""
     try:
+        _check_is_a_board(record)
         _check_auction_and_contract(record)
         _drop_placeholder_result(record)
         _check_play_and_tricks(record)
@@ -78,6 +80,15 @@ def check(record: BoardRecord) -> BoardRecord | Rejected:
     except RecordError as error:
         return record.reject(error.reason, error.message, error.field)
     return record
+
+
+def _check_is_a_board(record: BoardRecord) -> None:
+    """NOT_A_DEAL for a record that says nothing of a board: no hand, auction, play, result, DD
+    table or award table (`[Event ""][Deal ""]`, a lone LIN `qx|o1|`), only names and numbers."""
+    if (record.owner is None and record.auction is None and not record.play and record.contract_level is None
+            and record.tricks is None and record.claim is None and record.dd_tricks is None
+            and record.award_table is None):
+        raise RecordError(Reason.NOT_A_DEAL, "no deal, auction, play or result: not a board", "deal")
 
 
 def _check_auction_and_contract(record: BoardRecord) -> None:

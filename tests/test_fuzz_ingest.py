@@ -3,7 +3,11 @@ ingested by ONE ingest job next to their clean originals. Per file (`mutations`)
 flips (random values, 0x81 and 0x9D, and next to a LIN `qx|` or a PBN tag line), inserted and
 replacing NUL bytes, one broken board in the middle, a duplicated board, other line endings (CRLF,
 CR, LF), UTF-16 LE/BE and UTF-8 with a BOM, and UTF-8, cp1252 and latin-1 for files with non-ASCII
-text (303 files from 8 sources; the whole test takes about 5 s alone, 17 s on two busy cores).
+text; and (issue 38) a byte order mark at the start of a board's line, a zero-width space, a PBN
+comment closed by ']', a number in other digits ('²', '¹⁰') or too large for its column, a '-' in
+[Play], a junk line before a LIN board, an upper-case QX, PBN tag names in other cases, and the file
+concatenated with itself (as is, after a BOM, with an error page between LIN copies) (from
+8 sources, about 370 files; the whole test takes about 20 s on two busy cores).
 
 Per mutated file: the run completes; the manifest says read = accepted + quarantined; the shards
 (records/, quarantine/) hold exactly the manifest's counts per file, by reason; and every board of
@@ -18,8 +22,9 @@ file); a mutation at line L touches every board whose span meets lines L-1..L+1.
 touches them all; no board depends on another otherwise (no PBN source copies tags from game to
 game with '#' or inherits board tags as rpbridge.net's tables do). A truncation also drops the
 boards after its line. A duplicated board touches none (the copy is one more board); whole-file
-mutations (encodings, line endings) touch none, and there the accepted boards and the quarantine
-reasons must equal the clean file's exactly."""
+mutations (encodings, line endings, tag-name case, concatenation) touch none, and there the accepted
+boards must equal the clean file's by position and content (each copy's after the one before; the
+board after a BOM between copies lists the repair) and the quarantine reasons the clean file's."""
 
 from __future__ import annotations
 
@@ -32,6 +37,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from bridgeflow.dataset.record import Repair
 from bridgeflow.pipelines import ingest
 
 SEED = 15
@@ -50,6 +56,12 @@ CONTENT = ("deal", "dealer", "vulnerability", "board", "event", "site", "date", 
            "auction", "alerts", "explanations", "auction_complete", "contract", "declarer", "tricks", "claim",
            "play", "score_ns", "source_score", "dd_tricks", "tags", "repairs")
 HIGH_BYTES = (0x81, 0x9D)  # undefined in cp1252: the bytes that once killed the run
+DROPPED = Repair.INVISIBLE_CHARACTER_DROPPED.value
+# Damage inside one board (issue 38) -> the reason it is quarantined with; None: it costs nothing at
+# all (the board is read as in the clean file, the junk line is one record of its own).
+ONE_BOARD = {"odd_digit": "unknown_value", "huge_number": "unknown_value", "odd_result": "unknown_value",
+             "wrong_bracket": "syntax", "upper_case_key": None, "junk_line": None, "bom_line": None,
+             "zero_width": None}
 
 
 @dataclass
@@ -60,6 +72,8 @@ class Case:
     data: bytes
     line: int | None = None  # the clean file's line the mutation is at; None = the whole file
     truncated: bool = False
+    copies: int = 1  # a whole-file mutation holding the clean file this many times (concatenated)
+    junk: int = 0  # records of text that is not LIN between the copies
 
 
 def freeze(value):
@@ -81,9 +95,17 @@ def mutations(name: str, data: bytes, starts: list[int], rng: random.Random) -> 
     stem, ext = name.rsplit(".", 1)
     cases: list[Case] = []
 
-    def add(kind: str, mutated: bytes, offset: int | None = None, truncated: bool = False):
+    def add(kind: str, mutated: bytes, offset: int | None = None, truncated: bool = False, copies: int = 1,
+            junk: int = 0):
         line = None if offset is None else line_of(data, offset)
-        cases.append(Case(f"{stem}-{kind}-{len(cases):02d}.{ext}", name, kind, mutated, line, truncated))
+        cases.append(Case(f"{stem}-{kind}-{len(cases):02d}.{ext}", name, kind, mutated, line, truncated, copies, junk))
+
+    def insert(kind: str, offset: int, text: bytes):
+        add(kind, data[:offset] + text + data[offset:], offset)
+
+    def replace(kind: str, match: re.Match | None, group: int, text: bytes):
+        if match is not None:
+            add(kind, data[:match.start(group)] + text + data[match.end(group):], match.start(group))
 
     def flip(kind: str, offset: int, byte: int):
         add(kind, data[:offset] + bytes([byte]) + data[offset + 1:], offset)
@@ -124,6 +146,36 @@ def mutations(name: str, data: bytes, starts: list[int], rng: random.Random) -> 
             broken = board[:deal.end()] + b"Z" + board[deal.end():]
             add("broken_board", data[:at] + broken + data[at + len(board):], at + deal.end())
         add("duplicate_board", data[:at + len(board)] + board + data[at + len(board):])
+        # files concatenated, damage in one board's numbers, text between boards (issue 38)
+        if at:  # (at the start of the file it is the file's byte order mark)
+            insert("bom_line", at, codecs.BOM_UTF8)
+        second_line = at + board.index(b"\n") + 1 if b"\n" in board[:-1] else at
+        if ext == "pbn":
+            insert("zero_width", second_line + 1, "\u200b".encode())
+            insert("wrong_bracket", second_line, b"{a note closed by the wrong bracket]\n[Room \"Open\"]\n{later}\n")
+            number = re.compile(rb'\[Board "(\d+)"\]')
+            for kind, text in (("odd_digit", "\u00b2".encode()), ("huge_number", b"3000000000")):
+                replace(kind, number.search(data, at), 1, text)
+            replace("odd_result", re.compile(rb'\[Result "(\d+)"\]').search(data, at), 1, "\u00b9\u2070".encode())
+            play = re.compile(rb'\[Play "[NESW]"\]\r?\n([SHDC][2-9TJQKA])').search(data, at)
+            replace("dash_in_play", play or re.compile(rb'\[Play "[NESW]"\]\r?\n([SHDC][2-9TJQKA])').search(data),
+                    1, b"-")
+        else:
+            board_start = data.find(b"qx|", at, at + len(board))
+            insert("junk_line", at if board_start < 0 else board_start, b"This is not LIN\n")
+            qx = re.compile(rb"qx\|[oc](\d+)").search(data, at)
+            for kind, text in (("odd_digit", "\u00b2".encode()), ("huge_number", b"3000000000")):
+                replace(kind, qx, 1, text)
+            replace("upper_case_key", qx, 0, b"QX" + qx.group(0)[2:] if qx else b"")
+
+    if ext == "pbn":  # tag names in other cases: read as the standard's
+        add("tag_case", re.sub(rb"^\[(Deal|Board|Auction|Dealer|Vulnerable|Play|Contract|Declarer|Result) ",
+                               lambda match: b"[" + (match.group(1).lower() if len(match.group(1)) % 2 else
+                                                     match.group(1).upper()) + b" ", data, flags=re.M))
+    add("concatenated", data + data, copies=2)  # no empty line between: the games still part
+    add("concatenated_bom", data + b"\n" + codecs.BOM_UTF8 + data, copies=2)
+    if ext == "lin":
+        add("concatenated_error", data + b"\n<html><body>502 Bad Gateway</body></html>\n" + data, copies=2, junk=1)
 
     encoding = "utf-8" if data.isascii() or is_utf8(data) else "cp1250"  # the Czech BridgeComposer file
     text = data.decode(encoding)
@@ -217,6 +269,21 @@ def test_mutated_real_files_in_one_run(real_data, tmp_path):
         clean_boards = boards[case.source]
         lines = clean_data[case.source].count(b"\n") + 1
         hit = touched(case, [line for line, _ in clean_boards], lines, case.name.endswith(".lin"))
+        if case.kind in ONE_BOARD:  # the damage costs the board it is in, and only as ONE_BOARD says
+            board = max(index for index, (line, _) in enumerate(clean_boards) if line <= case.line)
+            hit = {board} if ONE_BOARD[case.kind] else set()
+            reason = ONE_BOARD[case.kind]
+            if reason and not any((row["source_position"], row["reason"]) == (board, reason) for row in rejected):
+                failures.append(f"{case.name} ({case.kind} at line {case.line}): board {board} not quarantined "
+                                f"as {reason}: {[(row['source_position'], row['reason']) for row in rejected]}")
+            if case.kind == "junk_line" and Counter(row["reason"] for row in rejected)["unknown_format"] != 1:
+                failures.append(f"{case.name} (junk_line): the junk is not one unknown_format record")
+        marked = [row for row in accepted if DROPPED in (row["repairs"] or [])]
+        if case.kind in ("bom_line", "zero_width"):  # the board of the line lists the repair
+            if not marked:
+                failures.append(f"{case.name} ({case.kind} at line {case.line}): no record lists {DROPPED}")
+            for row in marked:
+                row["repairs"] = [repair for repair in row["repairs"] if repair != DROPPED] or None
         kept = Counter(key for index, (_, key) in enumerate(clean_boards) if key is not None and index not in hit)
         lost = kept - Counter(content(row) for row in accepted)
         if lost:
@@ -224,11 +291,20 @@ def test_mutated_real_files_in_one_run(real_data, tmp_path):
                             f"board(s) not accepted as in the clean file; quarantined: "
                             f"{[(row['source_line'], row['reason'], row['message']) for row in rejected]}")
         if case.line is None and case.kind != "duplicate_board":  # a whole-file mutation: nothing may change
-            same_accepted = Counter(content(row) for row in accepted) == Counter(
-                key for _, key in clean_boards if key is not None)
+            # each copy's boards where the clean file has them, the copies' positions one after the other
+            clean_path = str(inputs / "clean" / case.source)
+            read = manifest["per_file"][clean_path]["read"]
+            by_position = {(copy * (read + case.junk) + row["source_position"], content(row))
+                           for row in clean_records.get(clean_path, []) for copy in range(case.copies)}
+            for row in marked:  # the record after a byte order mark between the copies lists it
+                row["repairs"] = [repair for repair in row["repairs"] if repair != DROPPED] or None
+            same_accepted = {(row["source_position"], content(row)) for row in accepted} == by_position and len(
+                marked) <= (case.kind == "concatenated_bom")
+            clean_reasons = Counter(row["reason"] for row in clean_quarantine.get(clean_path, []))
             same_reasons = Counter(row["reason"] for row in rejected) == Counter(
-                row["reason"] for row in clean_quarantine.get(str(inputs / "clean" / case.source), []))
-            if not (same_accepted and same_reasons):
+                {reason: count * case.copies for reason, count in clean_reasons.items()}) + Counter(
+                {"unknown_format": case.junk} if case.junk else {})
+            if not (same_accepted and same_reasons and entry["read"] == case.copies * read + case.junk):
                 failures.append(f"{case.name} ({case.kind}): not read as the clean file: "
                                 f"{[(row['source_line'], row['reason'], row['message']) for row in rejected]}")
     assert not failures, "\n".join(failures)

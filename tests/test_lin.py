@@ -24,7 +24,7 @@ from bridgeflow.dataset.encodings import (
     E, N, S, W, deal_id, owner_from_hands, parse_call, parse_card, parse_pbn_hand, seat_index,
 )
 from bridgeflow.dataset.lin import format_lin, parse_lin
-from bridgeflow.dataset.record import BoardRecord, Reason, Rejected
+from bridgeflow.dataset.record import BoardRecord, Reason, Rejected, Repair
 from bridgeflow.dataset.validate import check
 
 from reader_checks import read_checked
@@ -516,7 +516,8 @@ def test_a_bad_byte_inside_a_board_costs_that_board_only(vugraph_sample, byte, e
 @pytest.mark.parametrize("mutation", ["replace the newline", "insert", "replace the '|' before the newline"])
 @pytest.mark.parametrize("byte", [b"\x00", b"\x81", b"\x9d", b"\xe9"])
 def test_garbage_next_to_qx_never_merges_two_boards(vugraph_sample, mutation, byte):
-    """The garbage goes with the board before the qx (whose raw text runs up to it)."""
+    """The garbage goes with the board before the qx (whose raw text runs up to it); on a line of
+    its own (before the qx) it is text that is not LIN, and costs only itself."""
     data, clean = vugraph_sample
     at = data.index(b"\r\nqx|o17|")
     cut = {"replace the newline": (at + 1, at + 2), "insert": (at + 2, at + 2),
@@ -524,6 +525,12 @@ def test_garbage_next_to_qx_never_merges_two_boards(vugraph_sample, mutation, by
     items = list(parse_lin(data[:cut[0]] + byte + data[cut[1]:], "f.lin"))
     if byte == b"\xe9" and mutation == "replace the '|' before the newline":  # cp1252 'é': pg|é
         assert len(items) == len(clean) and all(map(same_content, items, clean))
+        return
+    if mutation == "insert":
+        junk = items.pop(2)
+        assert all(map(same_content, items, clean)) and len(items) == len(clean)
+        expected = Reason.UNKNOWN_FORMAT if byte == b"\xe9" else Reason.UNDECODABLE_BYTES  # 'é' is text
+        assert (junk.reason, junk.source_line, junk.source_position) == (expected, 17, 2)
         return
     bad = assert_only_board_lost(items, clean, 1)
     expected = Reason.SYNTAX if byte == b"\xe9" else Reason.UNDECODABLE_BYTES  # 'é' is text
@@ -653,3 +660,72 @@ def test_a_junk_token_is_named_wherever_it_is(vugraph_sample):
             assert f"after {before.decode()}|JUNK|" in bad.message, bad.message
         else:
             assert "stray token 'JUNK'" in bad.message, (board[:at], bad.message)
+
+
+# ------------------------------------------------------------------------------ damage that costs one board
+
+@pytest.mark.parametrize("bad, field", [
+    ("qx|o3000000000|" + MD, "qx"),  # above the int32 column
+    ("qx|o\u00b2|" + MD, "qx"),
+    ("qx|o\u0663|" + MD, "qx"),  # an Arabic-Indic 3: int() takes it, ASCII digits only
+    ("qx|o2|" + MD + "mc|300|", "mc"),  # above the int8 column
+    ("qx|o2|" + MD + "mc|\u0663|", "mc"),
+])
+def test_a_bad_number_quarantines_its_board_only(bad, field):
+    data = f"qx|o1|{MD}\n{bad}\nqx|o3|{MD}".encode()
+    first, rejected, last = read_checked(parse_lin, data, "f.lin")
+    assert (rejected.reason, rejected.field) == (Reason.UNKNOWN_VALUE, field), rejected
+    assert (first.board, last.board) == (1, 3)
+
+
+def test_a_board_without_a_deal_auction_play_or_result_is_not_a_deal():
+    lone, good = read_checked(parse_lin, f"qx|o1|\nqx|o2|{MD}".encode(), "f.lin")
+    assert (lone.reason, lone.field) == (Reason.NOT_A_DEAL, "deal")
+    assert good.board == 2
+
+
+@pytest.mark.parametrize("mark", ["\ufeff", "\u200b"])
+def test_a_byte_order_mark_or_zero_width_space_inside_the_file_is_dropped_and_listed(mark):
+    header = "pn|a,b,c,d|"
+    clean = read_checked(parse_lin, f"{header}\nqx|o1|{MD}\nqx|o2|{MD}".encode(), "f.lin")
+    data = f"\ufeff{header}\nqx|o1|{MD}\n{mark}qx|o2|{MD}mc|1{mark}0|".encode()
+    first, second = read_checked(parse_lin, data, "f.lin")
+    assert first.repairs == [] and second.repairs == [Repair.INVISIBLE_CHARACTER_DROPPED]
+    assert same_content(first, clean[0]) and second.claim == 10
+    second.claim = None
+    assert same_content(second, clean[1])
+
+
+@pytest.mark.parametrize("junk", ["This is not LIN\n", "<html><body>Error 404|not found</body></html>\n",
+                                  "Error: no such file\nTry again\n"])
+def test_text_that_is_not_lin_between_boards_costs_only_itself(junk):
+    header = "vg|Ev,S1,I,1,2,A,0,B,0|pn|s,w,n,e|\n"
+    clean = read_checked(parse_lin, f"{header}qx|o1|{MD}mb|p|\nqx|o2|{MD}".encode(), "f.lin")
+    first, bad, second = read_checked(parse_lin, f"{header}qx|o1|{MD}mb|p|\n{junk}qx|o2|{MD}".encode(), "f.lin")
+    assert (bad.reason, bad.field, bad.source_line) == (Reason.UNKNOWN_FORMAT, "lin", 3)
+    assert bad.raw_text == junk.strip()
+    assert same_content(first, clean[0]) and same_content(second, clean[1])
+
+
+def test_an_upper_case_qx_starts_its_own_board():
+    first, second, third = read_checked(parse_lin, f"qx|o1|{MD}\nQX|o2|{MD}\nQx|c2|{MD}MB|p|".encode(), "f.lin")
+    assert [item.board for item in (first, second, third)] == [1, 2, 2] and third.auction == [0]
+
+
+def test_a_concatenated_files_header_starts_its_own_scope():
+    one = f"vg|First,S1,I,1,2,A,0,B,0|pn|a,b,c,d|\nqx|o1|{MD}mb|p|\n"
+    two = f"vg|Second,S1,I,1,2,A,0,B,0|rs|3NS=|\nqx|o1|{MD}mb|p|\n"
+    first, second = read_checked(parse_lin, (one + two).encode(), "f.lin")
+    assert (first.event, first.players) == ("First", ["c", "d", "a", "b"])
+    assert (second.event, second.players, second.tags["rs"]) == ("Second", None, "3NS=")
+    # an error message between the files costs only itself, and the second file keeps its header
+    first, junk, second = read_checked(parse_lin, (one + "502 Bad Gateway\n" + two).encode(), "f.lin")
+    assert junk.reason == Reason.UNKNOWN_FORMAT and (first.event, second.event) == ("First", "Second")
+    # the same file's board with its own pn before its deal is one board
+    (board,) = read_checked(parse_lin, f"qx|o1|pn|a,b,c,d|{MD}mb|p|".encode(), "f.lin")
+    assert board.players == ["c", "d", "a", "b"]
+
+
+def test_free_text_with_a_bar_makes_no_tag():
+    (record,) = read_checked(parse_lin, f"qx|o1|{MD}mb|1H|an|5+ | xx | or more|mb|p|nt|a | zz |b|".encode(), "f.lin")
+    assert record.explanations == ["5+ | xx | or more", None] and record.tags == {}

@@ -193,3 +193,11 @@ def test_a_real_vugraph_board_with_a_pass_too_many(real_data):
     assert (checked.room, checked.board, checked.auction) == ("closed", 11, calls("1NT P P P"))
     assert (checked.contract_level, checked.contract_strain, checked.declarer, checked.tricks) == (1, 4, 2, 6)
     assert checked.repairs == [Repair.TRAILING_PASSES_DROPPED]
+
+
+@pytest.mark.parametrize("given", [{}, {"board": 4, "dealer": 0, "event": "x", "players": ["a", "b", "c", "d"]}])
+def test_a_record_with_nothing_of_a_board_is_not_a_deal(given):
+    empty = check(BoardRecord("f", "pbn", 0, 1, **given))
+    assert (empty.reason, empty.field) == (Reason.NOT_A_DEAL, "deal")
+    for board_part in ({"tricks": 9}, {"contract_level": 0}, {"claim": 7}, {"dd_tricks": [None] * 19 + [7]}):
+        assert isinstance(check(BoardRecord("f", "pbn", 0, 1, **given, **board_part)), BoardRecord), board_part
