@@ -67,7 +67,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from .encodings import RANKS, SUITS, E, N, S, W, call_name, parse_call
-from .record import BoardRecord, Reason, RecordError, Rejected, Repair
+from .record import NOT_PLAYED, BoardRecord, Reason, RecordError, Rejected, Repair
 from .text import INT8_MAX, INT32_MAX, any_line_between, bom_encoding, drop_invisible, parse_count
 from .validate import owner_from_hands
 
@@ -738,8 +738,9 @@ def format_lin(record: BoardRecord) -> str:
             parts.append(f"mb|{_LIN_CALL[call]}{'!' if alerted else ''}|")
             if explanation is not None:
                 parts.append(f"an|{_checked(explanation, 'explanation')}|")
-    if record.play:
-        parts.append("".join(f"pc|{_LIN_CARD[card]}|" for card in record.play))
+    if record.play:  # LIN cannot say a card was not played: its play ends before the first such card
+        played = record.play[:record.play.index(NOT_PLAYED)] if NOT_PLAYED in record.play else record.play
+        parts.append("".join(f"pc|{_LIN_CARD[card]}|" for card in played))
     if record.claim is not None:
         parts.append(f"mc|{record.claim}|")
     return "".join(parts)

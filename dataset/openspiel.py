@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from .encodings import N, NUM_CALLS, VUL_NONE
-from .record import BoardRecord, Reason, RecordError, Rejected
+from .record import NOT_PLAYED, BoardRecord, Reason, RecordError, Rejected
 from .validate import is_complete, owner_from_hands
 
 FIRST_CALL_ID = 52
@@ -102,5 +102,6 @@ def format_openspiel(record: BoardRecord) -> str:
     hands = [sorted(_ID_OF_CARD[card] for card in range(52) if owner[card] == seat) for seat in range(4)]
     ids = [hands[seat][k] for k in range(13) for seat in range(4)]
     ids += [FIRST_CALL_ID + call for call in record.auction or ()]
-    ids += [_ID_OF_CARD[card] for card in record.play or ()]
+    play = record.play or []
+    ids += [_ID_OF_CARD[card] for card in (play[:play.index(NOT_PLAYED)] if NOT_PLAYED in play else play)]  # no "not played" id
     return " ".join(map(str, ids))

@@ -65,9 +65,11 @@ Decisions where the standard is silent or real files disagree with it:
 * Play: the table is read by columns from the [Play] seat. With a known trump (the contract,
   or the auction's contract when [Contract] is absent, passes typed after its end ignored as
   `validate.check` ignores them) it is put in played order: each trick from its leader, the
-  winner leading next. `-` and `+` are unplayed cards: play stops at the first one in played
-  order, so cards after it (which have no place in the order) are dropped. With no known trump
-  the cards are kept in column order.
+  winner leading next. `-` is a card not played (the standard's meaning): it stays in its place
+  in `play` as NOT_PLAYED, cannot win its trick, and the rest of the play is kept; trailing ones
+  (the tricks after a claim) are dropped, and a trick with no card played ends the play (its
+  winner, the next leader, is unknown). `+` is a card not yet played: the play ends before it, as
+  no later card can have been played. With no known trump the cards are kept in column order.
 * Notes after a [Play] section annotate cards and are ignored.
 * DD tables: `[DoubleDummyTricks]` (20 hex digits, declarer N,S,E,W, strains NT,S,H,D,C) and
   `[OptimumResultTable]` rows (any subset, e.g. BBA's single row) fill `dd_tricks`; a table
@@ -97,7 +99,7 @@ from .encodings import (
     parse_pbn_hand,
     partner,
 )
-from .record import BoardRecord, Reason, RecordError, Rejected, Repair
+from .record import NOT_PLAYED, BoardRecord, Reason, RecordError, Rejected, Repair, trick_winner
 from .text import INT8_MAX, INT32_MAX, any_line_between, bom_encoding, drop_invisible, is_wide, parse_count
 from .validate import owner_from_hands, replay_to_end
 
@@ -813,7 +815,9 @@ def _parse_play(seat_text: str, words: list[str], trump: int | None) -> list[int
                 continue
             if ended:
                 raise RecordError(Reason.SYNTAX, f"{text!r} after the end '*' of the play", "Play")
-            if text in ("-", "--", "+"):
+            if text in ("-", "--"):  # not played (e.g. after a claim)
+                columns.append(NOT_PLAYED)
+            elif text == "+":  # not yet played: the play ends before it
                 columns.append(None)
             elif text == "*":
                 ended = True
@@ -824,39 +828,32 @@ def _parse_play(seat_text: str, words: list[str], trump: int | None) -> list[int
             raise RecordError(Reason.UNKNOWN_VALUE, "[Play] needs the seat of the opening lead", "Play")
         return None
     if trump is None:
-        play = [card for card in columns if card is not None]
+        play = columns[:columns.index(None)] if None in columns else columns
     else:
         play = _played_order(columns, first_column, trump)
+    while play and play[-1] == NOT_PLAYED:  # the tricks after a claim: nothing to keep
+        play.pop()
     return play or None
 
 
 def _played_order(columns: list[int | None], first_column: int, trump: int) -> list[int]:
-    """Cards in the order played from a table whose rows start with `first_column`'s card."""
+    """Cards in the order played from a table whose rows start with `first_column`'s card; a card
+    not played stays NOT_PLAYED in its place. The play ends at a card not yet played (None), and
+    at a trick with no card played (its winner, the next leader, is unknown)."""
     play: list[int] = []
     leader = first_column
     for start in range(0, len(columns), 4):
         row = columns[start:start + 4]
         row += [None] * (4 - len(row))
         trick = [row[(leader - first_column + offset) % 4] for offset in range(4)]
+        if all(card == NOT_PLAYED for card in trick):
+            break
         for card in trick:
             if card is None:
                 return play
             play.append(card)
-        leader = (leader + _winning_offset(trick, trump)) % 4
+        leader = (leader + trick_winner(trick, trump)) % 4
     return play
-
-
-def _winning_offset(trick: list[int], trump: int) -> int:
-    """Index in the trick (0 = lead) of the card that wins it; trump NT=4 matches no suit.
-
-    The best card so far is of the led suit or a trump, so a card of another suit beats it only
-    by being a trump."""
-    winner = 0
-    for offset in (1, 2, 3):
-        card, best = trick[offset], trick[winner]
-        if (card > best) if card // 13 == best // 13 else card // 13 == trump:
-            winner = offset
-    return winner
 
 
 def _trump(record: BoardRecord) -> int | None:
@@ -1115,13 +1112,14 @@ def _write_play(record: BoardRecord, lines: list[str]) -> None:
     for start in range(0, len(play), 4):
         trick = play[start:start + 4]
         if trump is None:
-            row = [_CARD_TEXT[card] for card in trick]
+            row = ["-" if card == NOT_PLAYED else _CARD_TEXT[card] for card in trick]
         else:
             row = ["-"] * 4
             for offset, card in enumerate(trick):
-                row[(leader - first_column + offset) % 4] = _CARD_TEXT[card]
+                if card != NOT_PLAYED:
+                    row[(leader - first_column + offset) % 4] = _CARD_TEXT[card]
             if len(trick) == 4:
-                leader = (leader + _winning_offset(trick, trump)) % 4
+                leader = (leader + trick_winner(trick, trump)) % 4
         lines.append(" ".join(row))
     lines.append("*")
 

@@ -57,6 +57,23 @@ class RecordError(ValueError):
         self.field = field_name
 
 
+NOT_PLAYED = -1  # in `play`: a card not played to its trick (PBN's `-`); trailing ones are dropped
+
+
+def trick_winner(trick: list[int], trump: int | None) -> int:
+    """Offset (0 = lead) of the card that wins `trick` (four entries in playing order, at least one
+    played; a NOT_PLAYED entry cannot win). The led suit is the first played card's; trump None or
+    NT=4 matches no suit. The best card so far is of the led suit or a trump, so a card of another
+    suit beats it only by being a trump."""
+    played = [offset for offset, card in enumerate(trick) if card != NOT_PLAYED]
+    best = played[0]
+    for offset in played[1:]:
+        card, top = trick[offset], trick[best]
+        if (card > top) if card // 13 == top // 13 else card // 13 == trump:
+            best = offset
+    return best
+
+
 @dataclass
 class BoardRecord:
     """What a source says about one board at one table. None means "not given"."""
@@ -97,7 +114,7 @@ class BoardRecord:
     award_table: list[tuple[str, int]] | None = None  # (contract, points) in the file's order
     problem_script: list[int] | None = None  # call indices from dealer, facit.OUR_CALL_INDEX where N/S call
 
-    play: list[int] | None = None  # cards in the order played
+    play: list[int] | None = None  # cards in the order played; NOT_PLAYED where a trick lacks one (PBN's `-`)
     source_score: str | None = None  # the source's own score text, as given
     dd_tricks: list[int | None] | None = None  # 20 cells, [declarer N,E,S,W][strain C,D,H,S,NT]
     tags: dict[str, str] = field(default_factory=dict)  # other tags/fields, verbatim

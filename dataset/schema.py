@@ -77,7 +77,7 @@ RECORDS = pa.schema(
         pa.field("declarer", pa.int8()),
         pa.field("tricks", pa.int8()),  # declarer's tricks
         pa.field("claim", pa.int8()),
-        pa.field("play", pa.list_(pa.int8())),  # cards in the order played
+        pa.field("play", pa.list_(pa.int8())),  # cards in the order played; -1 a card not played (PBN's `-`)
         pa.field("score_ns", pa.int32()),  # duplicate score, NS viewpoint, from contract+tricks+vul
         pa.field("source_score", pa.string()),
         pa.field("dd_tricks", pa.list_(pa.int8())),  # 20 cells or null; cells null where unknown

@@ -26,7 +26,7 @@ import numpy as np
 
 from .auction import AuctionState, IllegalCall, replay
 from .encodings import NT, PASS, SEATS, STRAINS, call_name
-from .record import BoardRecord, Reason, RecordError, Rejected, Repair
+from .record import NOT_PLAYED, BoardRecord, Reason, RecordError, Rejected, Repair, trick_winner
 from .scoring import score_ns
 
 # A source's score text: "NS 620", "EW -100", "NS 620 EW -620", or "-100" (declarer's side).
@@ -216,6 +216,8 @@ def _check_play_and_tricks(record: BoardRecord) -> None:
         return
     seen = set()
     for index, card in enumerate(play):
+        if card == NOT_PLAYED:
+            continue
         if not 0 <= card < 52:
             raise RecordError(Reason.BAD_CARD, f"card index {card}", f"play[{index}]")
         if card in seen:
@@ -233,25 +235,19 @@ def _check_play_and_tricks(record: BoardRecord) -> None:
         trick = play[start:start + 4]
         for offset, card in enumerate(trick):
             seat = (leader + offset) % 4
-            if owner[card] != seat:
+            if card != NOT_PLAYED and owner[card] != seat:
                 raise RecordError(
                     Reason.BAD_PLAY,
                     f"trick {start // 4 + 1}: {SEATS[seat]} to play but {_card_text(card)} is {SEATS[owner[card]]}'s",
                     f"play[{start + offset}]",
                 )
-        if len(trick) < 4:
+        if len(trick) < 4 or all(card == NOT_PLAYED for card in trick):
             break
-        lead_suit = trick[0] // 13
-
-        def strength(card: int) -> int:
-            suit = card // 13
-            return (200 if suit == trump else 100 if suit == lead_suit else 0) + card % 13
-
-        winner = (leader + max(range(4), key=lambda k: strength(trick[k]))) % 4
+        winner = (leader + trick_winner(trick, trump)) % 4
         if winner % 2 == record.declarer % 2:
             declarer_tricks += 1
         leader = winner
-    if len(play) == 52:
+    if len(play) == 52 and NOT_PLAYED not in play:
         if record.claim is None and record.tricks is not None and record.tricks != declarer_tricks:
             raise RecordError(
                 Reason.BAD_RESULT, f"stated {record.tricks} tricks but the play gives {declarer_tricks}", "result"

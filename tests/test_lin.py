@@ -415,7 +415,7 @@ def _records() -> st.SearchStrategy[BoardRecord]:
                 state.add(int(draw(st.sampled_from(legal.tolist()))))
             auction = state.calls
             alerts = [draw(st.booleans()) for _ in auction]
-            text = st.text(st.characters(blacklist_characters="|\r\n", blacklist_categories=("Cs", "Cc")), max_size=12)
+            text = st.text(st.characters(blacklist_characters="|\r\n\ufeff\u200b\u2060", blacklist_categories=("Cs", "Cc")), max_size=12)
             explanations = [draw(st.none() | text) for _ in auction]
         plain = st.text(st.characters(min_codepoint=32, max_codepoint=0x24F, blacklist_characters=",|"),
                         min_size=1, max_size=8).filter(lambda name: name == name.strip())
