@@ -49,7 +49,6 @@ import os
 import re
 import shutil
 import sys
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -79,6 +78,7 @@ from bridgeflow.dataset.record import Reason, RecordError
 from bridgeflow.dataset.schema import DD_LABELS, DD_MISMATCHES, DD_QUARANTINE, RECORDS, SCHEMA_VERSION
 from bridgeflow.dataset.shard_check import checked_shards
 from bridgeflow.dataset.splits import SPLITS, split_of
+from bridgeflow.pipelines.monitor import JobMonitor, rate_and_eta
 from bridgeflow.pipelines.runner import add_runner_arguments, job_parser, parse_job_arguments, pipeline_options, positive_int
 from bridgeflow.pipelines.shards import WriteParquetShards, lock_output, number_shards, publish
 from bridgeflow.training.dd.dd_estimator import DDEstimator
@@ -442,24 +442,19 @@ def build(pipeline, record_files, out_label_files, store_label_files, out: Path,
 
 # ------------------------------------------------------------------ the driver
 
-class Monitor(threading.Thread):
+class Monitor(JobMonitor):
     """Driver side, while the job runs: a progress line from the parts committed so far (deals
-    done, deals/s, ETA when the solver lanes' plan gives the total), and compaction of this run's parts each time they fill a shard, so a
-    long run does not leave thousands of small files."""
+    done, deals/s, ETA when the solver lanes' plan gives the total), and compaction of this run's
+    parts each time they fill a shard, so a long run does not leave thousands of small files."""
 
     def __init__(self, store: LabelStore, work: Path, rows_per_shard: int, interval: float):
-        super().__init__(daemon=True)
-        self.store, self.work, self.rows_per_shard, self.interval = store, work, rows_per_shard, interval
+        super().__init__(interval)
+        self.store, self.work, self.rows_per_shard = store, work, rows_per_shard
         self.seen: dict[str, int] = {}
         self.uncompacted: list[Path] = []
         self.started = time.time()  # replaced by when the plan was written (DDS); nn runs have no plan
         self.total: int | None = None  # deals to solve, from the plan; unknown to an nn run
-        self.stopping = threading.Event()
         self.bar = None
-
-    def run(self):
-        while not self.stopping.wait(self.interval):
-            self.poll()
 
     def poll(self) -> None:
         for path in self.store.dir.glob(f"part-{self.work.name}-*.parquet"):
@@ -485,18 +480,14 @@ class Monitor(threading.Thread):
                 self.bar = tqdm(total=self.total, unit="deal", desc="ddlabel")
             self.bar.update(done - self.bar.n)
             return
-        elapsed = time.time() - self.started
-        rate = done / elapsed if elapsed > 0 else 0.0
+        rate, eta = rate_and_eta(done, self.total, self.started)
         if self.total is None:
             LOG.info("ddlabel: %d deals estimated, %.0f deals/s", done, rate)
             return
-        eta = f"{(self.total - done) / rate:.0f} s" if rate > 0 else "unknown"
         LOG.info("ddlabel: %d/%d deals solved, %.2f deals/s, ETA %s", done, self.total, rate, eta)
 
     def finish(self) -> None:
-        self.stopping.set()
-        self.join()
-        self.poll()
+        super().finish()
         if self.bar is not None:
             self.bar.close()
 

@@ -34,7 +34,6 @@ import logging
 import os
 import shutil
 import sys
-import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -47,6 +46,7 @@ import torch
 from bridgeflow.dataset.atomic import write_json, write_table
 from bridgeflow.dataset.errors import InputError, output_folder
 from bridgeflow.dataset.schema import SCHEMA_VERSION, SELFPLAY_DECISIONS
+from bridgeflow.pipelines.monitor import JobMonitor, rate_and_eta
 from bridgeflow.pipelines.runner import add_runner_arguments, job_parser, parse_job_arguments, pipeline_options
 from bridgeflow.pipelines.shards import compact, lock_output, number_shards, publish
 from bridgeflow.training.bidding.bidder import Bidder
@@ -129,31 +129,19 @@ def work_key(config: SelfPlayConfig, search: SearchConfig, generation: int, mode
     return hashlib.blake2b(json.dumps(decisive, sort_keys=True).encode(), digest_size=8).hexdigest()
 
 
-class Monitor(threading.Thread):
-    """Driver side, while the job runs: boards done, decisions/s and the ETA, from the markers."""
+class Monitor(JobMonitor):
+    """Driver side, while the job runs: boards done, boards/s and the ETA, from the markers."""
 
     def __init__(self, work: Path, boards: int, interval: float):
-        super().__init__(daemon=True)
-        self.work, self.boards, self.interval = work, boards, interval
+        super().__init__(interval)
+        self.work, self.boards = work, boards
         self.started, self.initial = time.time(), sum(c["boards"] for c in done_tasks(work).values())
-        self.stopping = threading.Event()
 
-    def run(self):
-        while not self.stopping.wait(self.interval):
-            self.report()
-
-    def report(self) -> None:
+    def poll(self) -> None:
         done = done_tasks(self.work).values()
         boards, decisions = sum(c["boards"] for c in done), sum(c.get("decisions", 0) for c in done)
-        elapsed = time.time() - self.started
-        rate = (boards - self.initial) / elapsed if elapsed > 0 else 0.0
-        eta = f"{(self.boards - boards) / rate:.0f} s" if rate > 0 else "unknown"
+        rate, eta = rate_and_eta(boards, self.boards, self.started, self.initial)
         LOG.info("selfplay: %d/%d boards, %d decisions, %.2f boards/s, ETA %s", boards, self.boards, decisions, rate, eta)
-
-    def finish(self) -> None:
-        self.stopping.set()
-        self.join()
-        self.report()
 
 
 SECTIONS = ("selfplay", "search")  # the params sections selfplay reads (--set KEY is selfplay.KEY)
