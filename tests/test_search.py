@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from bridgeflow.dataset.auction import replay
+from bridgeflow.dataset.auction import AuctionBatch, replay
 from bridgeflow.dataset.dd import Solver
 from bridgeflow.dataset.encodings import parse_auction, parse_call, parse_pbn_hand, parse_vulnerability, random_owner
 from bridgeflow.dataset.scoring import imps, score_ns
@@ -25,7 +25,7 @@ from bridgeflow.training.search.monte_carlo import (
     SearchConfig,
     load_section,
 )
-from bridgeflow.training.search.sampling import call_log_likelihoods, sample_deals
+from bridgeflow.training.search.sampling import call_log_likelihoods, categorical, sample_deals
 
 torch.set_num_threads(1)
 HAND = parse_pbn_hand("K843.Q92.A75.J64")
@@ -66,12 +66,14 @@ def test_load_section_reads_params_then_overrides(tmp_path):
 
 def test_scores_are_dd_scores_for_the_players_side(bidder):
     table = np.arange(20).reshape(4, 5) % 14
-    states = [[replay(0, calls("1S P 4S P P P")), replay(0, calls("P 2H X P P P"))],
-              [replay(0, calls("P P P P")), replay(0, calls("1NT X XX P P P"))]]
+    finished = [calls("1S P 4S P P P"), calls("P 2H X P P P"), calls("P P P P"), calls("1NT X XX P P P")]
+    auctions = AuctionBatch(0, 4)  # rows: candidate 0 on deals 0, 1, then candidate 1
+    for step in range(6):
+        auctions.add(np.array([a[step] if step < len(a) else -1 for a in finished], np.int16))
     search = MonteCarloSearch(bidder, FixedTables(table), SearchConfig())
     owners = np.stack([random_owner(0, 0), random_owner(0, 1)])
     for player in range(4):
-        got = search.scores(states, owners, vul=1, player=player)
+        got = search.scores(auctions, owners, vul=1, player=player)
         sign = 1 if player % 2 == 0 else -1
         t = table.tolist()
         expected = [[score_ns(4, 3, 0, 0, 1, t[0][3]), score_ns(2, 2, 1, 1, 1, t[1][2])],
@@ -205,3 +207,44 @@ def test_the_sampler_fallback_is_counted_per_decision(bidder):
     assert none.fitting == 0 and none.unfitting == 6 and none.fallback and none.call == none.prior_call
     single = decide(0.999, topk=1)
     assert single.generated == 0 and single.unfitting == 0 and not single.sampler_fell_back
+
+
+def step_by_step_rollout(search, owners, auction, dealer, first_calls):
+    """The reference rollout: every step re-reads each whole auction with Bidder.predict (the
+    partner's BSM for the searcher's partner), the calls drawn in the same order as `rollout`."""
+    hands = np.argsort(owners, axis=1, kind="stable").reshape(len(owners), 4, 13)
+    states = [replay(dealer, [*auction, call]) for call in first_calls for _ in owners]
+    partner_seat = (dealer + len(auction) + 2) % 4
+    while True:
+        active = [row for row, state in enumerate(states) if not state.finished]
+        if not active:
+            return [state.calls for state in states]
+        seat = states[active[0]].to_call
+        bidder = search.partner if search.partner is not None and seat == partner_seat else search.bidder
+        probs = bidder.predict(np.stack([hands[row % len(owners), seat] for row in active]),
+                               [states[row].calls for row in active], dealer, 0)["call"]
+        made = probs.argmax(axis=1) if search.config.rollout == "greedy" else categorical(probs, search.rng)
+        for row, call in zip(active, made):
+            states[row].add(int(call))
+
+
+@pytest.mark.parametrize("arch", ["lstm", "gru"])
+@pytest.mark.parametrize("rollout", ["greedy", "sample"])
+@pytest.mark.parametrize("with_partner", [False, True])
+def test_the_stateful_rollout_makes_the_step_by_step_auctions(arch, rollout, with_partner):
+    """Keeping each (candidate, deal, seat)'s recurrent state gives the auctions of re-reading the
+    auction at every step, greedy or sampled on the same seed, with or without a partner BSM."""
+    torch.manual_seed(3)
+    bsm = Bidder(BSM(BSMConfig(arch=arch, hidden=24, layers=2, embed=8, hand_features=True)))
+    partner = Bidder(BSM(BSMConfig(arch=arch, hidden=16, layers=1, embed=8))) if with_partner else None
+    owners = np.stack([random_owner(9, i) for i in range(6)])
+    auction = calls("1D P")
+    prior = bsm.next_call(list(np.flatnonzero(owners[0] == 2)), auction, 0, 0)
+    search = MonteCarloSearch(bsm, FixedTables(np.zeros((4, 5))), SearchConfig(rollout=rollout, topk=3), partner)
+    first = search.candidates(prior)
+    search.reseed(11)
+    got = search.rollout(owners, auction, 0, 0, first)
+    search.reseed(11)
+    expected = step_by_step_rollout(search, owners, auction, 0, first)
+    assert [got.auction(row) for row in range(len(expected))] == expected
+    assert any(len(a) > len(auction) + 4 for a in expected)  # the untrained BSMs bid on: a real test of the states

@@ -14,7 +14,7 @@ from bridgeflow.cli import VERBS
 from bridgeflow.dataset.auction import replay
 from bridgeflow.dataset.encodings import PASS, deal_id, parse_call, random_owner, split_of
 from bridgeflow.pipelines.selfplay import load_configs
-from bridgeflow.training.bidding.bidder import Bidder
+from bridgeflow.training.bidding.bidder import Bidder, ReplayStreams
 from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
 from bridgeflow.training.search.monte_carlo import (
     Candidate,
@@ -208,6 +208,9 @@ class Scripted:
     def __init__(self, rule):
         self.rule = rule
 
+    def streams(self, *args):
+        return ReplayStreams(self, *args)
+
     def predict(self, hands, auctions, dealer, vul):
         probs = np.zeros((len(auctions), 38))
         for row, auction in enumerate(auctions):
@@ -222,8 +225,8 @@ def test_a_partner_bsm_makes_the_partners_calls_in_the_rollouts():
     search = MonteCarloSearch(Scripted(raise_once), FixedTables(), SearchConfig(), partner=Scripted(lambda state: PASS))
     owners = np.stack([random_owner(5, i) for i in range(2)])
     auction = [ONE_NT, PASS]  # dealer N: S to call, N is the partner
-    states = search.rollout(owners, auction, 0, 0, [TWO_NT])
-    for state in states[0]:
-        later = list(enumerate(state.calls))[len(auction) + 1:]
+    auctions = search.rollout(owners, auction, 0, 0, [TWO_NT])
+    for row in range(len(owners)):
+        later = list(enumerate(auctions.auction(row)))[len(auction) + 1:]
         assert all(call == PASS for position, call in later if position % 4 == 0)  # N: the partner's BSM
         assert any(call != PASS for position, call in later if position % 2 == 1)  # E/W: the searcher's

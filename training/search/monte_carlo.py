@@ -37,7 +37,7 @@ from typing import Protocol, Sequence
 import numpy as np
 import torch
 
-from bridgeflow.dataset.auction import AuctionState, parse_decision, replay
+from bridgeflow.dataset.auction import AuctionBatch, AuctionState, Contract, parse_decision
 from bridgeflow.dataset.encodings import (
     SEATS,
     VUL_BOTH,
@@ -152,8 +152,17 @@ class SearchResult:
 
 
 def contract_label(state: AuctionState) -> str:
-    contract = state.contract()
+    return label(state.contract())
+
+
+def label(contract: Contract | None) -> str:
+    """'4SX-N', or 'Pass' for a passed-out board."""
     return "Pass" if contract is None else f"{contract}-{SEATS[contract.declarer]}"
+
+
+def contract_labels(auctions: AuctionBatch) -> list[str]:
+    """label() of every row's final contract."""
+    return [label(Contract(*map(int, row)) if row[0] else None) for row in zip(*auctions.contracts())]
 
 
 def tempered_prior(prior: np.ndarray, temperature: float = 1.0, floor: float = 0.0) -> np.ndarray:
@@ -198,46 +207,44 @@ class MonteCarloSearch:
         return order if self.config.candidates == "all" else order[:self.config.topk]
 
     def rollout(self, owners: np.ndarray, auction: Sequence[int], dealer: int, vul: int,
-                first_calls: Sequence[int]) -> list[list[AuctionState]]:
-        """[candidate][deal] finished auctions: `auction` + the candidate, then the BSM for every
-        seat (the partner's BSM for the searcher's partner, if given), one batched call per BSM
-        and step over all unfinished (candidate, deal) pairs."""
-        hands = np.argsort(owners, axis=1, kind="stable").reshape(len(owners), 4, 13)  # [deal, seat, 13]
-        states = [[replay(dealer, [*auction, call]) for _ in owners] for call in first_calls]
-        flat = [(state, deal) for row in states for deal, state in enumerate(row)]
+                first_calls: Sequence[int]) -> AuctionBatch:
+        """The finished auctions, row c * K + d for candidate c on deal d: `auction` + the candidate,
+        then the BSM for every seat (the partner's BSM for the searcher's partner, if given). Each
+        (candidate, deal, seat) keeps its BSM state (Bidder.streams: the auction before the
+        candidate is read once, then each seat reads only the calls since its last), and every step
+        is one batched BSM call over the unfinished auctions (all of one length: one seat to call)."""
+        deals, size = len(owners), len(first_calls) * len(owners)
+        hands = np.arange(4)[None, :, None] == np.asarray(owners)[:, None, :]  # bool[deal, seat, 52]
         partner_seat = (dealer + len(auction) + 2) % 4
+        bidders = [(self.bidder, [s for s in range(4) if self.partner is None or s != partner_seat])]
+        if self.partner is not None:
+            bidders.append((self.partner, [partner_seat]))
+        seat_rows = {}  # seat -> (its streams, width, column): auction a's stream is a * width + column
+        for bidder, seats in bidders:
+            group = bidder.streams(hands[:, seats].reshape(-1, 52), np.tile(seats, deals), dealer, vul, auction)
+            group.tile(len(first_calls))
+            seat_rows |= {seat: (group, len(seats), column) for column, seat in enumerate(seats)}
+        auctions = AuctionBatch.replay(dealer, auction, size)
+        active, made = np.arange(size), np.repeat(np.asarray(first_calls, np.int16), deals)
         while True:
-            active = [(state, deal) for state, deal in flat if not state.finished]
-            if not active:
-                return states
-            groups = [(self.bidder, active)]
-            if self.partner is not None:
-                groups = [(self.bidder, [a for a in active if a[0].to_call != partner_seat]),
-                          (self.partner, [a for a in active if a[0].to_call == partner_seat])]
-            for bidder, group in groups:
-                if not group:
-                    continue
-                probs = bidder.predict(np.stack([hands[deal, state.to_call] for state, deal in group]),
-                                       [state.calls for state, _ in group], dealer, vul)["call"]
-                if self.config.rollout == "greedy":
-                    calls = probs.argmax(axis=1)
-                else:
-                    calls = categorical(probs, self.rng)
-                for (state, _), call in zip(group, calls):
-                    state.add(int(call))
+            step = np.full(size, -1, np.int16)
+            step[active] = made
+            auctions.add(step)
+            active = active[~auctions.finished[active]]
+            if not len(active):
+                return auctions
+            group, width, column = seat_rows[int(auctions.to_call[active[0]])]
+            so_far = np.stack(auctions.calls, axis=1)[active]
+            probs = group.call_probs(active * width + column, so_far, auctions.legal()[active])
+            made = probs.argmax(axis=1) if self.config.rollout == "greedy" else categorical(probs, self.rng)
 
-    def scores(self, states: list[list[AuctionState]], owners: np.ndarray, vul: int, player: int) -> np.ndarray:
-        """float[candidate, deal]: each final contract's DD score for the player's side."""
-        shape = (len(states), len(owners))
-        level, strain, doubled, declarer = (np.zeros(shape, np.int64) for _ in range(4))
-        for c, row in enumerate(states):
-            for d, state in enumerate(row):
-                contract = state.contract()
-                if contract is not None:
-                    level[c, d], strain[c, d], doubled[c, d], declarer[c, d] = (
-                        contract.level, contract.strain, contract.doubled, contract.declarer)
+    def scores(self, auctions: AuctionBatch, owners: np.ndarray, vul: int, player: int) -> np.ndarray:
+        """float[candidate, deal]: each final contract's DD score for the player's side (rows of
+        `auctions` candidate-major, as `rollout` returns them)."""
+        shape = (-1, len(owners))
+        level, strain, doubled, declarer = (x.reshape(shape) for x in auctions.contracts())
         played = level > 0
-        tricks = np.zeros(shape, np.int64)
+        tricks = np.zeros(level.shape, np.int64)
         tricks[played] = self.dd.tricks(owners, np.nonzero(played)[1], declarer[played], strain[played])
         vulnerable = np.where(declarer % 2 == 0, vul in (VUL_NS, VUL_BOTH), vul in (VUL_EW, VUL_BOTH))
         points = contract_scores(level, strain, doubled, vulnerable, tricks)
@@ -279,14 +286,15 @@ class MonteCarloSearch:
         if sampled.fitting < cfg.min_fitting:
             return done(prior_call, [], 0,
                         f"{sampled.fitting} sampled deals fit the auction (min_fitting {cfg.min_fitting})", sampled)
-        states = self.rollout(sampled.owners, auction, dealer, vul, calls)
-        scores = self.scores(states, sampled.owners, vul, player)
+        auctions = self.rollout(sampled.owners, auction, dealer, vul, calls)
+        scores = self.scores(auctions, sampled.owners, vul, player)
+        labels = np.array(contract_labels(auctions), object).reshape(len(calls), -1)
         imps = self.imps(scores)
         k = scores.shape[1]
         se = imps.std(axis=1, ddof=1) / np.sqrt(k) if k > 1 else np.zeros(len(calls))
         candidates = [
             Candidate(int(call), float(prior[call]), float(imps[i].mean()), float(se[i]), k, float(scores[i].mean()),
-                      dict(Counter(contract_label(s) for s in states[i]).most_common()))
+                      dict(Counter(labels[i]).most_common()))
             for i, call in enumerate(calls)
         ]
         value = imps.mean(axis=1) + cfg.prior_temperature * np.log(prior[calls])
