@@ -1,7 +1,7 @@
 """Gain of the Monte Carlo search against its cost: one curve over the number of sampled deals K.
 
     python benchmarks/bench_search.py --bsm data/bsm --nndda data/nndda \
-        [--boards 20] [--samples 2,4,8,16] [--set search.KEY=VALUE ...] [--csv out.csv]
+        [--boards 20] [--samples 8,16,32,64,128,256] [--set search.KEY=VALUE ...] [--csv out.csv]
     python benchmarks/bench_search.py --tiny      # untrained models, 4 DDS-solved boards: a smoke run
 
 It tunes, so it plays the first --boards deals of the committed validation list (valid split,
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--bsm", type=Path, default=Path("data/bsm"))
     parser.add_argument("--nndda", type=Path, default=Path("data/nndda"))
     parser.add_argument("--boards", type=int, default=20)
-    parser.add_argument("--samples", default="2,4,8,16", help="comma-separated values of K")
+    parser.add_argument("--samples", default="8,16,32,64,128,256", help="comma-separated values of K")
     parser.add_argument("--set", action="append", default=[], metavar="search.KEY=VALUE", help="other search params")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads")

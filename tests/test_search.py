@@ -248,3 +248,91 @@ def test_the_stateful_rollout_makes_the_step_by_step_auctions(arch, rollout, wit
     expected = step_by_step_rollout(search, owners, auction, 0, first)
     assert [got.auction(row) for row in range(len(expected))] == expected
     assert any(len(a) > len(auction) + 4 for a in expected)  # the untrained BSMs bid on: a real test of the states
+
+
+def test_candidates_by_mass_cover_the_prior_with_at_least_two_and_at_most_the_cap(bidder):
+    search = MonteCarloSearch(bidder, FixedTables(np.zeros((4, 5))), SearchConfig(candidates="mass", mass=0.9,
+                                                                                    max_candidates=4))
+    prior = np.zeros(38)
+    prior[[0, 5, 7, 9, 11, 13]] = [0.5, 0.3, 0.15, 0.03, 0.01, 0.01]
+    assert search.candidates(prior).tolist() == [0, 5, 7]  # 0.5 + 0.3 < 0.9 <= 0.95
+    prior[[0, 5, 7, 9, 11, 13]] = [0.97, 0.01, 0.01, 0.005, 0.003, 0.002]
+    assert search.candidates(prior).tolist() == [0, 5]  # 0.97 covers it alone: still two
+    prior[[0, 5, 7, 9, 11, 13]] = 1 / 6
+    assert search.candidates(prior).tolist() == [0, 5, 7, 9]  # flat: the cap
+    search.config = SearchConfig(candidates="mass", mass=1.0)
+    assert search.candidates(prior).tolist() == [0, 5, 7, 9, 11, 13]  # mass 1: every legal call (up to the cap of 8)
+    with pytest.raises(ValueError, match="mass"):
+        SearchConfig(candidates="mass", mass=0.0)
+
+
+def test_the_last_look_adds_the_cheapest_bid_of_each_strain_and_the_double_when_pass_may_end_it(bidder):
+    state = replay(0, calls("1H P 2H"))  # W to call: a Pass, then N's and E's passes end it in 2H
+    assert search_module.pass_may_be_last(state)
+    assert search_module.alternatives(state).tolist() == sorted([parse_call(c) for c in ("X", "2S", "2NT", "3C", "3D", "3H")])
+    assert not search_module.pass_may_be_last(replay(0, calls("P P")))  # two more passes would not end it
+    assert search_module.pass_may_be_last(replay(0, calls("P P P")))  # ours passes the board out
+    dd = FixedTables(np.full((4, 5), 7))
+    prior = np.zeros(38)
+    prior[[parse_call("P"), parse_call("3H")]] = [0.9, 0.1]  # the prior's candidates: Pass and 3H
+    plain = MonteCarloSearch(bidder, dd, SearchConfig(samples=3, oversample=1)).search(HAND, calls("1H P 2H"), 0, 0, prior)
+    assert [c.call for c in plain.candidates] == [parse_call("P"), parse_call("3H")]
+    looked = MonteCarloSearch(bidder, dd, SearchConfig(samples=3, oversample=1, last_look=True)).search(
+        HAND, calls("1H P 2H"), 0, 0, prior)
+    assert {c.call for c in looked.candidates} == {parse_call("P"), parse_call("3H")} | set(search_module.alternatives(state))
+    assert [c.call for c in looked.candidates][:2] == [parse_call("P"), parse_call("3H")]  # likeliest first
+    assert all(c.last_look == (c.call not in (parse_call("P"), parse_call("3H"))) for c in looked.candidates)
+    without_pass = prior.copy()
+    without_pass[[parse_call("P"), parse_call("4H")]] = [0.0, 0.9]
+    again = MonteCarloSearch(bidder, dd, SearchConfig(samples=3, oversample=1, last_look=True)).search(
+        HAND, calls("1H P 2H"), 0, 0, without_pass)
+    assert len(again.candidates) == 2  # no Pass among the candidates: nothing to look at
+
+
+class ExactTables:
+    """An NN-DDA stub that is exact: the DDS tables of the deals it is shown."""
+
+    def tricks(self, owners, deal, declarer, strain):
+        with Solver() as solver:
+            tables = np.stack(solver.solve(list(owners))).reshape(-1, 4, 5)
+        return tables[deal, declarer, strain]
+
+
+@pytest.mark.parametrize("screen", ["exact", "flat"])
+def test_exact_rescoring_of_the_finalists_agrees_with_an_nndda_that_is_exact(bidder, screen):
+    """The two best candidates are rescored with exact DDS (in its child process): their IMPs
+    against each other and the call are those of an NN-DDA that is exact, whether the screening
+    NN-DDA was exact too or says 7 tricks everywhere."""
+    config = dict(samples=4, oversample=1, topk=3, prior_temperature=0.5)
+    auction = calls("1H P")
+    screening = ExactTables() if screen == "exact" else FixedTables(np.full((4, 5), 7))
+    screened = MonteCarloSearch(bidder, screening, SearchConfig(**config, exact_top=2))
+    try:
+        result = screened.search(HAND, auction, 0, 0)
+    finally:
+        screened.close()
+    finalists = [c for c in result.candidates if c.exact_imps is not None]
+    assert len(finalists) == 2 and screened.exact.pool is None  # closed
+    # The same comparison by an exact NN-DDA alone, between those two calls only.
+    prior = bidder.next_call(HAND, auction, 0, 0)
+    two = np.zeros(38)
+    two[[c.call for c in finalists]] = prior[[c.call for c in finalists]]
+    alone = MonteCarloSearch(bidder, ExactTables(), SearchConfig(**config)).search(HAND, auction, 0, 0, two)
+    assert [c.call for c in alone.candidates] == [c.call for c in finalists]
+    assert [c.mean_imps for c in alone.candidates] == pytest.approx([c.exact_imps for c in finalists])
+    assert result.call == alone.call
+
+
+def test_params_yaml_search_section_is_the_defaults_and_says_what_each_knob_trades():
+    """params.yaml's `search:` holds every SearchConfig field at its default, each with a comment."""
+    from dataclasses import asdict
+    from pathlib import Path
+
+    import yaml
+
+    params = Path(__file__).resolve().parents[1] / "params.yaml"
+    assert yaml.safe_load(params.read_text())["search"] == asdict(SearchConfig())
+    text = params.read_text()
+    section = text[text.index("\nsearch:"):].split("\n\n")[0].splitlines()[2:]
+    lines = [line for line in section if line.startswith("  ") and not line.startswith("   ")]
+    assert len(lines) == len(asdict(SearchConfig())) and all("# " in line for line in lines)

@@ -37,8 +37,12 @@ from typing import Protocol, Sequence
 import numpy as np
 import torch
 
-from bridgeflow.dataset.auction import AuctionBatch, AuctionState, Contract, parse_decision
+from bridgeflow.dataset.auction import AuctionBatch, AuctionState, Contract, parse_decision, replay
 from bridgeflow.dataset.encodings import (
+    DOUBLE,
+    NUM_CALLS,
+    PASS,
+    REDOUBLE,
     SEATS,
     VUL_BOTH,
     VUL_EW,
@@ -66,22 +70,33 @@ class SearchConfig:
     selection: str = "top"  # top: the K most likely (BSM paper) | proportional: drawn ~ likelihood (DeepMind)
     min_call_prob: float = 0.001  # a deal fits when the BSM gives every earlier call at least this
     min_fitting: int = 1  # fewer fitting deals than this: play the BSM's own call, no search
-    candidates: str = "topk"  # topk: the BSM's k likeliest calls | all: every legal call
+    resample: int = 0  # fewer than K fit: generate oversample x K more deals, up to this many times
+    relax: int = 0  # still fewer than K fit: leave the least likely earlier calls out of the fit test, up to this many
+    candidates: str = "topk"  # topk: the BSM's k likeliest calls | all: every legal call | mass: the likeliest up to `mass`
     topk: int = 3
+    mass: float = 0.99  # candidates=mass: the likeliest calls until they hold this share of the prior (at least 2)
+    max_candidates: int = 8  # candidates=mass: at most this many
+    last_look: bool = False  # our Pass may be our last call: compare the cheapest bid of each strain and X/XX too
+    last_look_prior: float = 0.05  # their prior counts as at least this in the choice (lower: a rescue needs more IMPs)
     rollout: str = "greedy"  # greedy | sample: the BSM's calls in the rollouts
     dd: str = "nndda"  # nndda | dds: exact DDS of the contracts reached, in a child process
+    exact_top: int = 0  # dd=nndda: rescore this many best candidates with exact DDS on the same deals (0: none)
     imps_vs: str = "mean"  # mean | best | prior: the datum each candidate's score is IMPed against
     prior_temperature: float = 2.0  # IMPs per nat of log P_BSM(call) (soft update); 0 = the search replaces the prior
     seed: int = 0
 
     def __post_init__(self):
-        choices = {"selection": SELECTIONS, "candidates": ("topk", "all"), "rollout": ("greedy", "sample"),
+        choices = {"selection": SELECTIONS, "candidates": ("topk", "all", "mass"), "rollout": ("greedy", "sample"),
                    "dd": ("nndda", "dds"), "imps_vs": ("mean", "best", "prior")}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"search.{name} must be one of {allowed}, not {getattr(self, name)!r}")
         if self.samples < 1 or self.oversample < 1 or self.topk < 1 or not 0 < self.gamma <= 1:
             raise ValueError("search: samples, oversample, topk >= 1 and 0 < gamma <= 1")
+        if not 0 < self.mass <= 1 or self.max_candidates < 2 or not 0 < self.last_look_prior <= 1:
+            raise ValueError("search: 0 < mass <= 1, max_candidates >= 2 and 0 < last_look_prior <= 1")
+        if min(self.resample, self.relax, self.exact_top) < 0 or self.exact_top == 1:
+            raise ValueError("search: resample, relax >= 0; exact_top 0 (none) or >= 2 (the candidates compared exactly)")
 
 
 class DDScorer(Protocol):
@@ -108,6 +123,8 @@ class Candidate:
     samples: int
     mean_score: float  # raw points for the player's side
     contracts: dict[str, int]  # final contract ('4SX-N', 'Pass') -> deals
+    exact_imps: float | None = None  # exact_top: mean IMPs against the finalists' datum, exact DD scores
+    last_look: bool = False  # an alternative the last look added (not among the prior's candidates)
 
 
 @dataclass
@@ -190,21 +207,35 @@ class MonteCarloSearch:
     and one DD scorer."""
 
     def __init__(self, bidder: Bidder, dd: DDScorer, config: SearchConfig = SearchConfig(),
-                 partner: Bidder | None = None):
+                 partner: Bidder | None = None, exact: DDScorer | None = None):
+        """`exact`: the exact scorer of `exact_top` (None: one of its own, started when first
+        needed; `close` ends it)."""
         self.bidder = bidder
         self.dd = dd
         self.config = config
         self.partner = partner
+        self.exact, self.owns_exact = exact, exact is None
         self.rng = np.random.default_rng(config.seed)
+
+    def close(self) -> None:
+        if self.owns_exact and isinstance(self.exact, ExactDD):
+            self.exact.close()
 
     def reseed(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
 
     def candidates(self, prior: np.ndarray) -> np.ndarray:
-        """Calls to evaluate, likeliest first: all legal calls, or the top k by prior."""
+        """Calls to evaluate, likeliest first: all legal calls, the top k by prior, or the likeliest
+        until they hold `mass` of the prior (at least 2, at most max_candidates)."""
+        cfg = self.config
         legal = np.flatnonzero(prior > 0)
         order = legal[np.argsort(-prior[legal], kind="stable")]
-        return order if self.config.candidates == "all" else order[:self.config.topk]
+        if cfg.candidates == "all":
+            return order
+        if cfg.candidates == "topk":
+            return order[:cfg.topk]
+        covered = np.cumsum(prior[order]) >= cfg.mass * prior[order].sum() * (1 - 1e-9)
+        return order[:min(max(int(np.argmax(covered)) + 1, 2), cfg.max_candidates)]
 
     def rollout(self, owners: np.ndarray, auction: Sequence[int], dealer: int, vul: int,
                 first_calls: Sequence[int]) -> AuctionBatch:
@@ -238,14 +269,17 @@ class MonteCarloSearch:
             probs = group.call_probs(active * width + column, so_far, auctions.legal()[active])
             made = probs.argmax(axis=1) if self.config.rollout == "greedy" else categorical(probs, self.rng)
 
-    def scores(self, auctions: AuctionBatch, owners: np.ndarray, vul: int, player: int) -> np.ndarray:
+    def scores(self, auctions: AuctionBatch, owners: np.ndarray, vul: int, player: int,
+               candidates: np.ndarray | None = None, dd: DDScorer | None = None) -> np.ndarray:
         """float[candidate, deal]: each final contract's DD score for the player's side (rows of
-        `auctions` candidate-major, as `rollout` returns them)."""
+        `auctions` candidate-major, as `rollout` returns them), by `dd` (default: the search's
+        scorer), for the `candidates` given (default: all)."""
         shape = (-1, len(owners))
-        level, strain, doubled, declarer = (x.reshape(shape) for x in auctions.contracts())
+        level, strain, doubled, declarer = (x.reshape(shape) if candidates is None else x.reshape(shape)[candidates]
+                                            for x in auctions.contracts())
         played = level > 0
         tricks = np.zeros(level.shape, np.int64)
-        tricks[played] = self.dd.tricks(owners, np.nonzero(played)[1], declarer[played], strain[played])
+        tricks[played] = (dd or self.dd).tricks(owners, np.nonzero(played)[1], declarer[played], strain[played])
         vulnerable = np.where(declarer % 2 == 0, vul in (VUL_NS, VUL_BOTH), vul in (VUL_EW, VUL_BOTH))
         points = contract_scores(level, strain, doubled, vulnerable, tricks)
         return np.where(declarer % 2 == player % 2, points, -points).astype(float)
@@ -272,6 +306,12 @@ class MonteCarloSearch:
             prior = self.bidder.next_call(list(hand), list(auction), dealer, vul)
         calls = self.candidates(prior)
         prior_call = int(calls[0])
+        added = np.zeros(0, np.int64)
+        if cfg.last_look and PASS in calls and pass_may_be_last(replay(dealer, auction)):
+            added = np.setdiff1d(alternatives(replay(dealer, auction)), calls)
+            calls = np.concatenate([calls, added])
+            calls = calls[np.argsort(-prior[calls], kind="stable")]  # still likeliest first
+        choice_prior = np.where(np.isin(calls, added), np.maximum(prior[calls], cfg.last_look_prior), prior[calls])
 
         def done(call: int, candidates: list[Candidate], k: int, why: str | None, sampled: Samples | None = None):
             fitting, generated, unfitting = ((sampled.fitting, sampled.generated, len(sampled.owners) - sampled.kept_fitting)
@@ -294,12 +334,34 @@ class MonteCarloSearch:
         se = imps.std(axis=1, ddof=1) / np.sqrt(k) if k > 1 else np.zeros(len(calls))
         candidates = [
             Candidate(int(call), float(prior[call]), float(imps[i].mean()), float(se[i]), k, float(scores[i].mean()),
-                      dict(Counter(labels[i]).most_common()))
+                      dict(Counter(labels[i]).most_common()), last_look=bool(call in added))
             for i, call in enumerate(calls)
         ]
-        value = imps.mean(axis=1) + cfg.prior_temperature * np.log(prior[calls])
+        value = imps.mean(axis=1) + cfg.prior_temperature * np.log(choice_prior)
+        if cfg.exact_top and cfg.dd == "nndda":  # NN-DDA screens, exact DDS decides between the finalists
+            finalists = np.sort(np.argsort(-value, kind="stable")[:cfg.exact_top])  # likeliest first, as calls
+            if self.exact is None:
+                self.exact = ExactDD()
+            exact = self.imps(self.scores(auctions, sampled.owners, vul, player, finalists, self.exact)).mean(axis=1)
+            for i, exact_imps in zip(finalists, exact):
+                candidates[i].exact_imps = float(exact_imps)
+            value = np.full(len(calls), -np.inf)
+            value[finalists] = exact + cfg.prior_temperature * np.log(choice_prior[finalists])
         best = int(calls[int(np.argmax(value))])  # ties: the likelier call (argmax takes the first)
         return done(best, candidates, k, None, sampled)
+
+
+def pass_may_be_last(state: AuctionState) -> bool:
+    """Our Pass ends the auction, or passes after it would before we call again (LHO's, then
+    partner's): the last look's moment (BEN's check_final_contract looks before a final Pass)."""
+    return state.last_bid >= 0 or state.passes_in_row == 3
+
+
+def alternatives(state: AuctionState) -> np.ndarray:
+    """The last look's calls: the cheapest legal bid in each strain, and double or redouble when legal."""
+    legal = state.legal_mask()
+    bids = [next((call for call in range(3 + strain, NUM_CALLS, 5) if legal[call]), None) for strain in range(5)]
+    return np.array(sorted({call for call in bids if call is not None} | set(np.flatnonzero(legal[[DOUBLE, REDOUBLE]]) + DOUBLE)))
 
 
 def load_scorer(kind: str, nndda: str | Path | None) -> DDScorer:
