@@ -336,3 +336,16 @@ def test_params_yaml_search_section_is_the_defaults_and_says_what_each_knob_trad
     section = text[text.index("\nsearch:"):].split("\n\n")[0].splitlines()[2:]
     lines = [line for line in section if line.startswith("  ") and not line.startswith("   ")]
     assert len(lines) == len(asdict(SearchConfig())) and all("# " in line for line in lines)
+
+
+@pytest.mark.parametrize("auction,kind", [("", "opening"), ("P P", "opening"), ("1H P", "uncontested"),
+                                          ("1H", "defending"), ("1H 1S", "competitive"), ("1H X", "uncontested")])
+def test_position_kind_says_which_sides_have_bid(auction, kind):
+    assert search_module.position_kind(calls(auction), 0) == kind  # the player: dealer + len(auction)
+
+
+def test_the_search_reports_its_position_kind_and_relaxed_calls(bidder):
+    config = SearchConfig(samples=4, oversample=1, min_call_prob=0.999, relax=2)
+    result = MonteCarloSearch(bidder, FixedTables(np.full((4, 5), 7)), config).search(HAND, calls("1H 1S"), 0, 0)
+    assert result.position == "competitive" and result.relaxed == 2  # untrained: no deal explains 0.999
+    assert "2 least likely earlier calls left out" in result.format()

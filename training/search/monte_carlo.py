@@ -138,6 +138,8 @@ class SearchResult:
     unfitting: int  # deals the sampler kept that do not fit the auction: its fallback when under K fit
     fallback: str | None  # why the search did not run (the BSM's call was played), or None
     seconds: float
+    relaxed: int = 0  # earlier calls the sampler left out of its fit test (`relax`)
+    position: str = ""  # position_kind: opening | uncontested | defending | competitive
 
     @property
     def sampler_fell_back(self) -> bool:
@@ -157,6 +159,8 @@ class SearchResult:
                  f" {self.seconds * 1000:.0f} ms"]
         if self.sampler_fell_back:
             lines.append(f"sampler fallback: {self.unfitting} of the deals kept do not fit the auction")
+        if self.relaxed:
+            lines.append(f"sampler: the {self.relaxed} least likely earlier calls left out of the fit test")
         if self.fallback:
             lines.append(f"fallback: {self.fallback}")
         if self.candidates:
@@ -314,15 +318,16 @@ class MonteCarloSearch:
         choice_prior = np.where(np.isin(calls, added), np.maximum(prior[calls], cfg.last_look_prior), prior[calls])
 
         def done(call: int, candidates: list[Candidate], k: int, why: str | None, sampled: Samples | None = None):
-            fitting, generated, unfitting = ((sampled.fitting, sampled.generated, len(sampled.owners) - sampled.kept_fitting)
-                                             if sampled else (0, 0, 0))
+            fitting, generated, unfitting, relaxed = (
+                (sampled.fitting, sampled.generated, len(sampled.owners) - sampled.kept_fitting, sampled.relaxed)
+                if sampled else (0, 0, 0, 0))
             return SearchResult(call, prior_call, candidates, k, fitting, generated, unfitting, why,
-                                time.perf_counter() - started)
+                                time.perf_counter() - started, relaxed, position_kind(auction, dealer))
 
         if len(calls) == 1:
             return done(prior_call, [], 0, "one candidate call")
         sampled = sample_deals(self.bidder, hand, auction, dealer, vul, cfg.samples, self.rng, cfg.oversample,
-                               cfg.gamma, cfg.selection, cfg.min_call_prob, self.partner)
+                               cfg.gamma, cfg.selection, cfg.min_call_prob, self.partner, cfg.resample, cfg.relax)
         if sampled.fitting < cfg.min_fitting:
             return done(prior_call, [], 0,
                         f"{sampled.fitting} sampled deals fit the auction (min_fitting {cfg.min_fitting})", sampled)
@@ -349,6 +354,14 @@ class MonteCarloSearch:
             value[finalists] = exact + cfg.prior_temperature * np.log(choice_prior[finalists])
         best = int(calls[int(np.argmax(value))])  # ties: the likelier call (argmax takes the first)
         return done(best, candidates, k, None, sampled)
+
+
+def position_kind(auction: Sequence[int], dealer: int) -> str:
+    """Who has bid so far, seen by the player to call: nobody (opening), only our side
+    (uncontested), only theirs (defending), both (competitive): where the sampler falls back."""
+    player = (dealer + len(auction)) % 4
+    sides = {(dealer + t - player) % 2 for t, call in enumerate(auction) if call > REDOUBLE}  # 0 ours, 1 theirs
+    return {frozenset(): "opening", frozenset({0}): "uncontested", frozenset({1}): "defending"}.get(frozenset(sides), "competitive")
 
 
 def pass_may_be_last(state: AuctionState) -> bool:
