@@ -237,9 +237,9 @@ def test_the_stateful_rollout_makes_the_step_by_step_auctions(arch, rollout, wit
     torch.manual_seed(3)
     bsm = Bidder(BSM(BSMConfig(arch=arch, hidden=24, layers=2, embed=8, hand_features=True)))
     partner = Bidder(BSM(BSMConfig(arch=arch, hidden=16, layers=1, embed=8))) if with_partner else None
-    owners = np.stack([random_owner(9, i) for i in range(6)])
-    auction = calls("1D P")
-    prior = bsm.next_call(list(np.flatnonzero(owners[0] == 2)), auction, 0, 0)
+    auction, hand = calls("1D P"), list(np.flatnonzero(random_owner(9, 0) == 2))
+    owners = sample_deals(bsm, hand, auction, 0, 0, 6, np.random.default_rng(9)).owners  # S holds `hand` in all
+    prior = bsm.next_call(hand, auction, 0, 0)
     search = MonteCarloSearch(bsm, FixedTables(np.zeros((4, 5))), SearchConfig(rollout=rollout, topk=3), partner)
     first = search.candidates(prior)
     search.reseed(11)

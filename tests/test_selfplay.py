@@ -223,7 +223,8 @@ def test_a_partner_bsm_makes_the_partners_calls_in_the_rollouts():
         return state.last_bid + 1 if state.last_bid < THREE_NT else PASS
 
     search = MonteCarloSearch(Scripted(raise_once), FixedTables(), SearchConfig(), partner=Scripted(lambda state: PASS))
-    owners = np.stack([random_owner(5, i) for i in range(2)])
+    first = random_owner(5, 0)
+    owners = np.stack([first, np.where(first == 1, 3, np.where(first == 3, 1, first))])  # S holds one hand in both
     auction = [ONE_NT, PASS]  # dealer N: S to call, N is the partner
     auctions = search.rollout(owners, auction, 0, 0, [TWO_NT])
     for row in range(len(owners)):

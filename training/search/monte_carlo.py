@@ -250,12 +250,15 @@ class MonteCarloSearch:
         is one batched BSM call over the unfinished auctions (all of one length: one seat to call)."""
         deals, size = len(owners), len(first_calls) * len(owners)
         hands = np.arange(4)[None, :, None] == np.asarray(owners)[:, None, :]  # bool[deal, seat, 52]
-        partner_seat = (dealer + len(auction) + 2) % 4
-        bidders = [(self.bidder, [s for s in range(4) if self.partner is None or s != partner_seat])]
-        if self.partner is not None:
-            bidders.append((self.partner, [partner_seat]))
+        player = (dealer + len(auction)) % 4
+        if (hands[:, player] != hands[:1, player]).any():
+            raise ValueError("the deals of a rollout must give the player to call one hand")
+        partner_seat = (player + 2) % 4
+        others = [seat for seat in range(4) if seat != player and (self.partner is None or seat != partner_seat)]
         seat_rows = {}  # seat -> (its streams, width, column): auction a's stream is a * width + column
-        for bidder, seats in bidders:
+        # The player holds the same hand on every deal: its stream reads the auction once, for all.
+        seat_rows[player] = (self.bidder.streams(hands[:1, player], [player], dealer, vul, auction).tile(size), 1, 0)
+        for bidder, seats in [(self.bidder, others)] + ([(self.partner, [partner_seat])] if self.partner else []):
             group = bidder.streams(hands[:, seats].reshape(-1, 52), np.tile(seats, deals), dealer, vul, auction)
             group.tile(len(first_calls))
             seat_rows |= {seat: (group, len(seats), column) for column, seat in enumerate(seats)}

@@ -212,25 +212,24 @@ def call_log_likelihoods(bidder: Bidder, owners: np.ndarray, auction: Sequence[i
 @torch.inference_mode()
 def _seat_log_likelihoods(bidder: Bidder, owners: np.ndarray, auction: Sequence[int], dealer: int, vul: int,
                           skipped: set[int]) -> np.ndarray:
-    """call_log_likelihoods of the seats not in `skipped` (0 at the others' calls). One BSM pass:
-    one sequence per (deal, seat), answering at each of that seat's calls."""
+    """call_log_likelihoods of the seats not in `skipped` (0 at the others' calls). One BSM pass
+    per seat: one sequence per deal, up to that seat's last call, answering at each of its calls."""
     owners = np.asarray(owners)
     count, length = len(owners), len(auction)
     out = np.zeros((count, length))
     callers = (dealer + np.arange(length)) % 4
-    seats = [seat for seat in np.unique(callers) if seat not in skipped]
-    if not seats:
-        return out
-    seat = np.repeat(seats, count)
-    deal = np.tile(np.arange(count), len(seats))
-    calls = np.tile(np.asarray(auction, np.int16), (len(seat), 1))
-    decision = callers[None] == seat[:, None]
-    batch = encode(owners[deal] == seat[:, None], seat, np.full(len(seat), dealer), np.full(len(seat), vul),
-                   calls, decision, bidder.model.config.arch == "mlp")
-    tensors = {k: torch.from_numpy(v).to(bidder.device) for k, v in batch.items() if k not in ("row", "position")}
-    logp = bidder.model(tensors)["call"].log_softmax(-1).cpu().numpy()
-    row, position = batch["row"], batch["position"]
-    out[deal[row], position] = logp[np.arange(len(row)), calls[row, position]]
+    for seat in np.unique(callers):
+        if seat in skipped:
+            continue
+        last = int(np.flatnonzero(callers == seat)[-1]) + 1  # a seat's sequence ends at its last call
+        calls = np.tile(np.asarray(auction[:last], np.int16), (count, 1))
+        decision = np.tile(callers[:last] == seat, (count, 1))
+        batch = encode(owners == seat, np.full(count, seat), np.full(count, dealer), np.full(count, vul),
+                       calls, decision, bidder.model.config.arch == "mlp")
+        tensors = {k: torch.from_numpy(v).to(bidder.device) for k, v in batch.items() if k not in ("row", "position")}
+        logp = bidder.model(tensors)["call"].log_softmax(-1).cpu().numpy()
+        row, position = batch["row"], batch["position"]
+        out[row, position] = logp[np.arange(len(row)), calls[row, position]]
     return out
 
 
