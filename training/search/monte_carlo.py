@@ -277,16 +277,18 @@ class MonteCarloSearch:
             made = probs.argmax(axis=1) if self.config.rollout == "greedy" else categorical(probs, self.rng)
 
     def scores(self, auctions: AuctionBatch, owners: np.ndarray, vul: int, player: int,
-               candidates: np.ndarray | None = None, dd: DDScorer | None = None) -> np.ndarray:
+               candidates: np.ndarray | None = None, deals: np.ndarray | None = None,
+               dd: DDScorer | None = None) -> np.ndarray:
         """float[candidate, deal]: each final contract's DD score for the player's side (rows of
         `auctions` candidate-major, as `rollout` returns them), by `dd` (default: the search's
-        scorer), for the `candidates` given (default: all)."""
-        shape = (-1, len(owners))
-        level, strain, doubled, declarer = (x.reshape(shape) if candidates is None else x.reshape(shape)[candidates]
+        scorer), for the `candidates` and `deals` (indices) given (default: all)."""
+        candidates = np.arange(len(auctions.length) // len(owners)) if candidates is None else candidates
+        deals = np.arange(len(owners)) if deals is None else deals
+        level, strain, doubled, declarer = (x.reshape(-1, len(owners))[np.ix_(candidates, deals)]
                                             for x in auctions.contracts())
         played = level > 0
         tricks = np.zeros(level.shape, np.int64)
-        tricks[played] = (dd or self.dd).tricks(owners, np.nonzero(played)[1], declarer[played], strain[played])
+        tricks[played] = (dd or self.dd).tricks(owners, deals[np.nonzero(played)[1]], declarer[played], strain[played])
         vulnerable = np.where(declarer % 2 == 0, vul in (VUL_NS, VUL_BOTH), vul in (VUL_EW, VUL_BOTH))
         points = contract_scores(level, strain, doubled, vulnerable, tricks)
         return np.where(declarer % 2 == player % 2, points, -points).astype(float)
@@ -348,9 +350,15 @@ class MonteCarloSearch:
         value = imps.mean(axis=1) + cfg.prior_temperature * np.log(choice_prior)
         if cfg.exact_top and cfg.dd == "nndda":  # NN-DDA screens, exact DDS decides between the finalists
             finalists = np.sort(np.argsort(-value, kind="stable")[:cfg.exact_top])  # likeliest first, as calls
+            # Where every finalist reaches one contract their scores are equal, whatever the tricks
+            # (IMPs 0 against their datum): only the other deals need DDS.
+            reached = np.stack([x.reshape(len(calls), -1)[finalists] for x in auctions.contracts()])
+            differ = np.flatnonzero((reached != reached[:, :1]).any(axis=(0, 1)))
             if self.exact is None:
                 self.exact = ExactDD()
-            exact = self.imps(self.scores(auctions, sampled.owners, vul, player, finalists, self.exact)).mean(axis=1)
+            exact_scores = scores[finalists]
+            exact_scores[:, differ] = self.scores(auctions, sampled.owners, vul, player, finalists, differ, self.exact)
+            exact = self.imps(exact_scores).mean(axis=1)
             for i, exact_imps in zip(finalists, exact):
                 candidates[i].exact_imps = float(exact_imps)
             value = np.full(len(calls), -np.inf)
