@@ -12,7 +12,8 @@ error, next to the search's time per decision (mean and p95): wall clock, and CP
 torch thread (the cost on one core, which a shared machine's load inflates less), and per
 position kind (opening, uncontested, defending, competitive) how many searched decisions the
 sampler filled in with deals that do not fit (`sampler_fallback`) or could not search at all
-(`bsm_fallback`). Plot gain against K or against ms/decision from the CSV."""
+(`bsm_fallback`), and in how many the fit test left calls out (`relaxed`). Plot gain against K
+or against ms/decision from the CSV."""
 
 from __future__ import annotations
 
@@ -83,15 +84,17 @@ class RecordingFactory(ev.AgentFactory):
 
 def fallbacks_by_kind(decisions: list[tuple[float, SearchResult]]) -> dict[str, dict[str, int]]:
     """Per position kind: searched decisions, those where the sampler filled in with deals that do
-    not fit (sampler_fallback), and those where no search ran for want of fitting deals (bsm_fallback)."""
+    not fit (sampler_fallback), those where no search ran for want of fitting deals (bsm_fallback),
+    and those whose fit test left calls out (relaxed, search.relax)."""
     out: dict[str, dict[str, int]] = {}
     for _, result in decisions:
         if result.generated == 0:  # one candidate: nothing sampled
             continue
-        counts = out.setdefault(result.position, {"decisions": 0, "sampler_fallback": 0, "bsm_fallback": 0})
+        counts = out.setdefault(result.position, {"decisions": 0, "sampler_fallback": 0, "bsm_fallback": 0, "relaxed": 0})
         counts["decisions"] += 1
         counts["sampler_fallback"] += result.sampler_fell_back
         counts["bsm_fallback"] += result.fallback is not None
+        counts["relaxed"] += result.relaxed > 0
     return out
 
 
@@ -120,7 +123,8 @@ def curve(dd: Path, bsm: Path, nndda: Path, boards: int, samples: list[int], ove
               f"  {timing['mean_ms']:7.1f} ms/decision wall (p95 {timing['p95_ms']:.0f}),"
               f" CPU {cpu.mean():.1f} ms (p95 {np.percentile(cpu, 95):.0f}), {timing['decisions']} decisions", flush=True)
         print("       fallbacks by position: " + ", ".join(
-            f"{kind} {c['sampler_fallback']}+{c['bsm_fallback']}/{c['decisions']}" for kind, c in sorted(kinds.items())),
+            f"{kind} {c['sampler_fallback']}+{c['bsm_fallback']}/{c['decisions']} (relaxed {c['relaxed']})"
+            for kind, c in sorted(kinds.items())),
             flush=True)
     factory.close()
     return points
