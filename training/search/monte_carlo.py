@@ -271,9 +271,14 @@ class MonteCarloSearch:
             active = active[~auctions.finished[active]]
             if not len(active):
                 return auctions
-            group, width, column = seat_rows[int(auctions.to_call[active[0]])]
-            so_far = np.stack(auctions.calls, axis=1)[active]
-            probs = group.call_probs(active * width + column, so_far, auctions.legal()[active])
+            seat = int(auctions.to_call[active[0]])
+            group, width, column = seat_rows[seat]
+            so_far, legal, rows = np.stack(auctions.calls, axis=1)[active], auctions.legal()[active], active * width + column
+            if seat == player:  # one hand on every deal: equal auctions, equal answers; ask once per auction
+                _, first, inverse = np.unique(so_far, axis=0, return_index=True, return_inverse=True)
+                probs = group.call_probs(rows[first], so_far[first], legal[first])[inverse.reshape(-1)]
+            else:
+                probs = group.call_probs(rows, so_far, legal)
             made = probs.argmax(axis=1) if self.config.rollout == "greedy" else categorical(probs, self.rng)
 
     def scores(self, auctions: AuctionBatch, owners: np.ndarray, vul: int, player: int,
