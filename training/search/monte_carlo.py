@@ -5,10 +5,12 @@ and the `bridgeflow bid` command:
         --bsm data/bsm --nndda data/nndda [--params params.yaml] [--set key=value ...] [--json]
 
 For the player to call: sample K deals consistent with the auction (sampling.py), and for each
-candidate call roll the auction out to its end on every deal with the BSM in all four seats
-(greedy or sampled; one batched BSM call per step over candidates x deals), score the final
-contract double dummy for the player's side (`dd: nndda`, every table in one NN-DDA pass; or
-`dd: dds`, exact DDS in a child process for the contracts reached only), and turn scores into
+candidate call (the BSM's top k, every legal call, or the likeliest up to a share of the prior)
+roll the auction out to its end on every deal with the BSM in all four seats (greedy or sampled;
+one batched BSM call per step over candidates x deals, each seat's recurrent state kept so that it
+reads only the calls since its last), score the final contract double dummy for the player's side
+(`dd: nndda`, every table in one NN-DDA pass; or `dd: dds`, exact DDS in a child process for the
+contracts reached only; or NN-DDA, then exact DDS for the `exact_top` best), and turn scores into
 IMPs against a datum per deal:
 
 - `imps_vs: mean` (default): the mean score of all candidates on that deal, as a Butler datum;
@@ -22,7 +24,9 @@ The call chosen maximises mean IMPs + prior_temperature * log P_BSM(call): 0 rep
 self-play target). Every candidate's mean IMPs, standard error, number of deals and
 final-contract distribution come back as evidence. A caller may give the prior (self-play gives a
 tempered one, `tempered_prior`) and a second BSM for the partner's calls in sampling and rollouts
-(DeepMind's "compatible" setting: the partner's own policy, not the searcher's)."""
+(DeepMind's "compatible" setting: the partner's own policy, not the searcher's). With `last_look`,
+when Pass could be our last call the cheapest bid of each strain and X/XX are compared too (as
+BEN's check_final_contract looks before a final Pass)."""
 
 from __future__ import annotations
 
@@ -321,8 +325,8 @@ class MonteCarloSearch:
         calls = self.candidates(prior)
         prior_call = int(calls[0])
         added = np.zeros(0, np.int64)
-        if cfg.last_look and PASS in calls and pass_may_be_last(replay(dealer, auction)):
-            added = np.setdiff1d(alternatives(replay(dealer, auction)), calls)
+        if cfg.last_look and PASS in calls and pass_may_be_last(state := replay(dealer, auction)):
+            added = np.setdiff1d(alternatives(state), calls)
             calls = np.concatenate([calls, added])
             calls = calls[np.argsort(-prior[calls], kind="stable")]  # still likeliest first
         choice_prior = np.where(np.isin(calls, added), np.maximum(prior[calls], cfg.last_look_prior), prior[calls])
