@@ -228,15 +228,17 @@ def step_by_step_rollout(search, owners, auction, dealer, first_calls):
             states[row].add(int(call))
 
 
-@pytest.mark.parametrize("arch", ["lstm", "gru"])
+@pytest.mark.parametrize("arch", ["lstm", "gru", "mlp"])
 @pytest.mark.parametrize("rollout", ["greedy", "sample"])
 @pytest.mark.parametrize("with_partner", [False, True])
 def test_the_stateful_rollout_makes_the_step_by_step_auctions(arch, rollout, with_partner):
     """Keeping each (candidate, deal, seat)'s recurrent state gives the auctions of re-reading the
-    auction at every step, greedy or sampled on the same seed, with or without a partner BSM."""
+    auction at every step, greedy or sampled on the same seed, with or without a partner BSM (the
+    MLP, which has no state, re-reads: ReplayStreams)."""
     torch.manual_seed(3)
-    bsm = Bidder(BSM(BSMConfig(arch=arch, hidden=24, layers=2, embed=8, hand_features=True)))
-    partner = Bidder(BSM(BSMConfig(arch=arch, hidden=16, layers=1, embed=8))) if with_partner else None
+    small = dict(embed=8, mlp_layers=1, mlp_hidden=32)
+    bsm = Bidder(BSM(BSMConfig(arch=arch, hidden=24, layers=2, hand_features=True, **small)))
+    partner = Bidder(BSM(BSMConfig(arch=arch, hidden=16, layers=1, **small))) if with_partner else None
     auction, hand = calls("1D P"), list(np.flatnonzero(random_owner(9, 0) == 2))
     owners = sample_deals(bsm, hand, auction, 0, 0, 6, np.random.default_rng(9)).owners  # S holds `hand` in all
     prior = bsm.next_call(hand, auction, 0, 0)
