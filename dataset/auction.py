@@ -1,8 +1,8 @@
 """Auction rules: which calls are legal, when an auction ends, and the contract it reaches.
 
 Every parser, the bidder, the models and the search use this one module: `AuctionState` / `replay`
-for one auction, and the same rules vectorised over a batch of padded auctions (`auction_scan`,
-`legal_masks`, `auction_status`) for the models, tested equal."""
+for one auction, and the same rules vectorised over a batch (`AuctionBatch`, a call at a time; over padded
+auctions `auction_scan`, `legal_masks`, `auction_status`) for the models and the search, tested equal."""
 
 from __future__ import annotations
 
@@ -184,25 +184,89 @@ def parse_decision(hand: str, auction: str, dealer: str, vulnerability: str) -> 
 
 # ------------------------------------------------------------------ auction rules, vectorised
 
+class AuctionBatch:
+    """B auctions of one batch advanced a call at a time, in numpy: AuctionState over a batch (a
+    Monte Carlo rollout's auctions, one row per (candidate, deal)). A call of -1 leaves its row
+    as it is (a padded or finished auction)."""
+
+    def __init__(self, dealer: np.ndarray | int, size: int | None = None):
+        self.dealer = np.broadcast_to(np.asarray(dealer, np.int64), (size if size is not None else len(dealer),))
+        batch = len(self.dealer)
+        self.length = np.zeros(batch, np.int64)
+        self.last_bid = np.full(batch, -1, np.int16)
+        self.last_bidder = np.full(batch, -1, np.int16)
+        self.doubled = np.zeros(batch, np.int16)
+        self.passes = np.zeros(batch, np.int16)
+        self.first_namer = np.full((batch, 2, 5), -1, np.int16)  # [row, side, strain]: seat that named it first
+        self.calls: list[np.ndarray] = []  # one int16[B] per step, -1 where the row made no call
+
+    @classmethod
+    def replay(cls, dealer: int, calls: Sequence[int], size: int) -> "AuctionBatch":
+        """`size` copies of one auction (raises IllegalCall on a bad call, as `replay`)."""
+        replay(dealer, calls)
+        batch = cls(dealer, size)
+        for call in calls:
+            batch.add(np.full(size, call, np.int16))
+        return batch
+
+    @property
+    def to_call(self) -> np.ndarray:
+        return (self.dealer + self.length) % 4
+
+    @property
+    def finished(self) -> np.ndarray:
+        return (self.passes >= 4) | ((self.last_bid >= 0) & (self.passes >= 3))
+
+    def state(self) -> dict[str, np.ndarray]:
+        """The state legal_masks reads: last bid, its bidder, doubled, passes in a row, finished."""
+        return {"last_bid": self.last_bid, "last_bidder": self.last_bidder, "doubled": self.doubled,
+                "passes": self.passes, "finished": self.finished}
+
+    def legal(self) -> np.ndarray:
+        """bool[B, 38] the calls legal now for the row's player to call (none once it is over)."""
+        return legal_masks(self.state(), self.to_call)
+
+    def add(self, call: np.ndarray) -> None:
+        """One call per row (-1: none). Legality is the caller's: the search draws from legal masks."""
+        call = np.asarray(call, np.int16)
+        made, bid = call >= 0, call > REDOUBLE
+        seat = self.to_call
+        rows = np.flatnonzero(bid)
+        strain = (call[rows] - 3) % 5
+        unnamed = self.first_namer[rows, seat[rows] % 2, strain] < 0
+        self.first_namer[rows[unnamed], seat[rows[unnamed]] % 2, strain[unnamed]] = seat[rows[unnamed]]
+        self.last_bid = np.where(bid, call, self.last_bid)
+        self.last_bidder = np.where(bid, seat, self.last_bidder).astype(np.int16)
+        self.doubled = np.where(bid, 0, np.where(call == DOUBLE, 1, np.where(call == REDOUBLE, 2, self.doubled))).astype(np.int16)
+        self.passes = np.where(call == PASS, self.passes + 1, np.where(made, 0, self.passes)).astype(np.int16)
+        self.length = self.length + made
+        self.calls.append(call)
+
+    def auction(self, row: int) -> list[int]:
+        """The calls of one row, in order."""
+        return [int(step[row]) for step in self.calls if step[row] >= 0]
+
+    def contracts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(level, strain, doubled, declarer) int64[B] of the finished rows; level 0 = passed out or
+        not finished (as AuctionState.contract's None)."""
+        played = self.finished & (self.last_bid >= 0)
+        strain = np.where(played, (self.last_bid - 3) % 5, 0).astype(np.int64)
+        level = np.where(played, (self.last_bid - 3) // 5 + 1, 0).astype(np.int64)
+        side = np.maximum(self.last_bidder, 0) % 2
+        declarer = np.where(played, self.first_namer[np.arange(len(strain)), side, strain], 0).astype(np.int64)
+        return level, strain, np.where(played, self.doubled, 0).astype(np.int64), declarer
+
+
 def auction_scan(calls: np.ndarray, dealer: np.ndarray) -> dict[str, np.ndarray]:
     """The state before each step of padded auctions (`calls` [B, T], -1 = no call): last bid,
-    its bidder's seat, doubled 0/1/2, finished. Mirrors AuctionState over a batch."""
+    its bidder's seat, doubled 0/1/2, passes in a row, finished (AuctionBatch, step by step)."""
     batch, steps = calls.shape
-    last_bid = np.full(batch, -1, np.int16)
-    last_bidder = np.full(batch, -1, np.int16)
-    doubled = np.zeros(batch, np.int16)
-    passes = np.zeros(batch, np.int16)
+    auctions = AuctionBatch(dealer, batch)
     out = {name: np.empty((batch, steps), np.int16) for name in ("last_bid", "last_bidder", "doubled", "passes")}
     for t in range(steps):
-        out["last_bid"][:, t], out["last_bidder"][:, t] = last_bid, last_bidder
-        out["doubled"][:, t], out["passes"][:, t] = doubled, passes
-        call = calls[:, t]
-        made = call >= 0
-        bid = call > REDOUBLE
-        last_bid = np.where(bid, call, last_bid)
-        last_bidder = np.where(bid, (dealer + t) % 4, last_bidder)
-        doubled = np.where(bid, 0, np.where(call == DOUBLE, 1, np.where(call == REDOUBLE, 2, doubled)))
-        passes = np.where(call == PASS, passes + 1, np.where(made, 0, passes))
+        out["last_bid"][:, t], out["last_bidder"][:, t] = auctions.last_bid, auctions.last_bidder
+        out["doubled"][:, t], out["passes"][:, t] = auctions.doubled, auctions.passes
+        auctions.add(calls[:, t])
     out["finished"] = (out["passes"] >= 4) | ((out["last_bid"] >= 0) & (out["passes"] >= 3))
     return out
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bridgeflow.dataset.auction import IllegalCall, auction_scan, auction_status, legal_masks, replay
+from bridgeflow.dataset.auction import AuctionBatch, IllegalCall, auction_scan, auction_status, legal_masks, replay
 from bridgeflow.dataset.encodings import NUM_CALLS, parse_call
 
 
@@ -146,3 +146,28 @@ def test_batched_status_of_random_calls_is_the_scalar_replay():
         if ok:
             assert finished[row] == state.finished
     assert 200 < legal.sum() < len(calls) - 200
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.lists(st.integers(0, 37), min_size=1, max_size=40)), min_size=1, max_size=8))
+def test_an_auction_batch_follows_auction_state_row_by_row(games):
+    """Each row of AuctionBatch is AuctionState: the legal calls at every step, finished, and the
+    contract with its declarer (rows that ended make no more calls: -1)."""
+    states = [replay(dealer, []) for dealer, _ in games]
+    batch = AuctionBatch(np.array([dealer for dealer, _ in games]))
+    for step in range(40):
+        assert batch.legal().tolist() == [s.legal_mask().tolist() for s in states]
+        assert batch.finished.tolist() == [s.finished for s in states]
+        calls = np.full(len(games), -1, np.int16)
+        for row, (state, (_, choices)) in enumerate(zip(states, games)):
+            if not state.finished:
+                legal = state.legal_mask().nonzero()[0]
+                calls[row] = legal[choices[step % len(choices)] % len(legal)]
+                state.add(int(calls[row]))
+        batch.add(calls)
+    level, strain, doubled, declarer = batch.contracts()
+    for row, state in enumerate(states):
+        contract = state.contract()
+        expected = (0, 0, 0, 0) if contract is None else (contract.level, contract.strain, contract.doubled, contract.declarer)
+        assert (level[row], strain[row], doubled[row], declarer[row]) == expected
+        assert batch.auction(row) == state.calls

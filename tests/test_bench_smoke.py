@@ -1,4 +1,4 @@
-"""The NN-DDA, self-play and DMC benchmarks run end to end at a tiny size (their numbers are for a quiet
+"""The NN-DDA, search, self-play and DMC benchmarks run end to end at a tiny size (their numbers are for a quiet
 machine, not CI)."""
 
 from __future__ import annotations
@@ -39,3 +39,18 @@ def test_bench_dmc_reports_actor_and_learner_rates():
     result = json.loads(done.stdout)
     assert result["actor_decisions_per_second"]["1"]["decisions_per_second"] > 0 and result["scaling"]["1"] == 1.0
     assert result["learner_updates_per_second"] > 0 and result["buffer_for_learner"] >= result["batch_size"]
+
+
+def test_bench_search_reports_gain_time_and_fallbacks_per_position_kind(tmp_path):
+    out = tmp_path / "curve.csv"
+    subprocess.run([sys.executable, str(BENCH.with_name("bench_search.py")), "--tiny", "--csv", str(out)],
+                   capture_output=True, text=True, timeout=300, check=True)
+    import csv
+
+    rows = list(csv.DictReader(out.open()))
+    assert [int(r["samples"]) for r in rows] == [1, 2]
+    for row in rows:
+        assert float(row["cpu_ms"]) > 0 and float(row["cpu_p95_ms"]) >= 0 and int(row["boards"]) == 4
+        kinds = json.loads(row["fallbacks"])
+        assert set(kinds) <= {"opening", "uncontested", "defending", "competitive"}
+        assert sum(c["decisions"] for c in kinds.values()) > 0

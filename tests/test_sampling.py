@@ -174,3 +174,36 @@ def test_kept_fitting_counts_the_returned_deals_that_fit(bidder):
         assert s.kept_fitting == fit.sum() == min(s.fitting, k)
         if oversample == 1:
             assert 0 < s.kept_fitting < k
+
+
+def test_resample_draws_more_rounds_only_while_too_few_fit(bidder):
+    owner = random_owner(2, 1)
+    hand, calls = np.flatnonzero(owner == 2), auction("1D 1S 2C")
+    strict = sample_deals(bidder, hand, calls, 0, 0, 4, np.random.default_rng(0), oversample=2, min_call_prob=0.99,
+                          resample=3)
+    assert strict.fitting < 4 and strict.generated == 4 * 2 * 4  # the first round and three more
+    loose = sample_deals(bidder, hand, calls, 0, 0, 4, np.random.default_rng(0), oversample=2, min_call_prob=0.0,
+                         resample=3)
+    assert loose.generated == 8 and loose.fitting == 8  # enough fit at once: no more rounds
+    plain = sample_deals(bidder, hand, calls, 0, 0, 4, np.random.default_rng(0), oversample=2, min_call_prob=0.99)
+    assert (strict.owners.shape, plain.generated) == ((4, 52), 8)
+
+
+def test_relax_leaves_the_call_fewest_deals_explain_out_of_the_fit_test_first(bidder):
+    """With K = every deal drawn (oversample 1, top), the kept deals are all those generated: the
+    relaxed fit count is that of the fit test without the call the fewest of them explain."""
+    owner = random_owner(2, 1)
+    hand, calls, k = np.flatnonzero(owner == 0), auction("1D 1S 2C 2H"), 12  # N to call again
+    everything = sample_deals(bidder, hand, calls, 0, 0, k, np.random.default_rng(0), oversample=1, min_call_prob=0.0)
+    logp = call_log_likelihoods(bidder, everything.owners, calls, 0, 0, 0)
+    others = [1, 2, 3]  # E's 1S, S's 2C, W's 2H (N's own 1D is not scored)
+    threshold = float(np.median(np.exp(logp[:, others]).min(axis=1)))
+    explained = np.exp(logp) >= threshold
+    worst = min(others, key=lambda t: (explained[:, t].sum(), logp[:, t].mean()))
+    rest = [t for t in others if t != worst]
+    strict = sample_deals(bidder, hand, calls, 0, 0, k, np.random.default_rng(0), oversample=1, min_call_prob=threshold)
+    relaxed = sample_deals(bidder, hand, calls, 0, 0, k, np.random.default_rng(0), oversample=1, min_call_prob=threshold,
+                           relax=1)
+    assert strict.relaxed == 0 and strict.fitting == explained[:, others].all(axis=1).sum() < k
+    assert relaxed.relaxed == 1 and relaxed.fitting == explained[:, rest].all(axis=1).sum() >= strict.fitting
+    assert sorted(map(tuple, relaxed.owners)) == sorted(map(tuple, everything.owners))  # the same deals, re-ranked

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from bridgeflow.dataset.auction import replay
+from bridgeflow.dataset.auction import AuctionBatch, replay
 from bridgeflow.dataset.dd import Solver
 from bridgeflow.dataset.encodings import parse_auction, parse_call, parse_pbn_hand, parse_vulnerability, random_owner
 from bridgeflow.dataset.scoring import imps, score_ns
@@ -26,7 +26,7 @@ from bridgeflow.training.search.monte_carlo import (
     MonteCarloSearch,
     SearchConfig,
 )
-from bridgeflow.training.search.sampling import call_log_likelihoods, sample_deals
+from bridgeflow.training.search.sampling import call_log_likelihoods, categorical, sample_deals
 
 torch.set_num_threads(1)
 HAND = parse_pbn_hand("K843.Q92.A75.J64")
@@ -67,12 +67,14 @@ def test_load_section_reads_params_then_overrides(tmp_path):
 
 def test_scores_are_dd_scores_for_the_players_side(bidder):
     table = np.arange(20).reshape(4, 5) % 14
-    states = [[replay(0, calls("1S P 4S P P P")), replay(0, calls("P 2H X P P P"))],
-              [replay(0, calls("P P P P")), replay(0, calls("1NT X XX P P P"))]]
+    finished = [calls("1S P 4S P P P"), calls("P 2H X P P P"), calls("P P P P"), calls("1NT X XX P P P")]
+    auctions = AuctionBatch(0, 4)  # rows: candidate 0 on deals 0, 1, then candidate 1
+    for step in range(6):
+        auctions.add(np.array([a[step] if step < len(a) else -1 for a in finished], np.int16))
     search = MonteCarloSearch(bidder, FixedTables(table), SearchConfig())
     owners = np.stack([random_owner(0, 0), random_owner(0, 1)])
     for player in range(4):
-        got = search.scores(states, owners, vul=1, player=player)
+        got = search.scores(auctions, owners, vul=1, player=player)
         sign = 1 if player % 2 == 0 else -1
         t = table.tolist()
         expected = [[score_ns(4, 3, 0, 0, 1, t[0][3]), score_ns(2, 2, 1, 1, 1, t[1][2])],
@@ -206,3 +208,147 @@ def test_the_sampler_fallback_is_counted_per_decision(bidder):
     assert none.fitting == 0 and none.unfitting == 6 and none.fallback and none.call == none.prior_call
     single = decide(0.999, topk=1)
     assert single.generated == 0 and single.unfitting == 0 and not single.sampler_fell_back
+
+
+def step_by_step_rollout(search, owners, auction, dealer, first_calls):
+    """The reference rollout: every step re-reads each whole auction with Bidder.predict (the
+    partner's BSM for the searcher's partner), the calls drawn in the same order as `rollout`."""
+    hands = np.argsort(owners, axis=1, kind="stable").reshape(len(owners), 4, 13)
+    states = [replay(dealer, [*auction, call]) for call in first_calls for _ in owners]
+    partner_seat = (dealer + len(auction) + 2) % 4
+    while True:
+        active = [row for row, state in enumerate(states) if not state.finished]
+        if not active:
+            return [state.calls for state in states]
+        seat = states[active[0]].to_call
+        bidder = search.partner if search.partner is not None and seat == partner_seat else search.bidder
+        probs = bidder.predict(np.stack([hands[row % len(owners), seat] for row in active]),
+                               [states[row].calls for row in active], dealer, 0)["call"]
+        made = probs.argmax(axis=1) if search.config.rollout == "greedy" else categorical(probs, search.rng)
+        for row, call in zip(active, made):
+            states[row].add(int(call))
+
+
+@pytest.mark.parametrize("arch", ["lstm", "gru", "mlp"])
+@pytest.mark.parametrize("rollout", ["greedy", "sample"])
+@pytest.mark.parametrize("with_partner", [False, True])
+def test_the_stateful_rollout_makes_the_step_by_step_auctions(arch, rollout, with_partner):
+    """Keeping each (candidate, deal, seat)'s recurrent state gives the auctions of re-reading the
+    auction at every step, greedy or sampled on the same seed, with or without a partner BSM (the
+    MLP, which has no state, re-reads: ReplayStreams)."""
+    torch.manual_seed(3)
+    small = dict(embed=8, mlp_layers=1, mlp_hidden=32)
+    bsm = Bidder(BSM(BSMConfig(arch=arch, hidden=24, layers=2, hand_features=True, **small)))
+    partner = Bidder(BSM(BSMConfig(arch=arch, hidden=16, layers=1, **small))) if with_partner else None
+    auction, hand = calls("1D P"), list(np.flatnonzero(random_owner(9, 0) == 2))
+    owners = sample_deals(bsm, hand, auction, 0, 0, 6, np.random.default_rng(9)).owners  # S holds `hand` in all
+    prior = bsm.next_call(hand, auction, 0, 0)
+    search = MonteCarloSearch(bsm, FixedTables(np.zeros((4, 5))), SearchConfig(rollout=rollout, topk=3), partner)
+    first = search.candidates(prior)
+    search.reseed(11)
+    got = search.rollout(owners, auction, 0, 0, first)
+    search.reseed(11)
+    expected = step_by_step_rollout(search, owners, auction, 0, first)
+    assert [got.auction(row) for row in range(len(expected))] == expected
+    assert any(len(a) > len(auction) + 4 for a in expected)  # the untrained BSMs bid on: a real test of the states
+
+
+def test_candidates_by_mass_cover_the_prior_with_at_least_two_and_at_most_the_cap(bidder):
+    search = MonteCarloSearch(bidder, FixedTables(np.zeros((4, 5))), SearchConfig(candidates="mass", mass=0.9,
+                                                                                    max_candidates=4))
+    prior = np.zeros(38)
+    prior[[0, 5, 7, 9, 11, 13]] = [0.5, 0.3, 0.15, 0.03, 0.01, 0.01]
+    assert search.candidates(prior).tolist() == [0, 5, 7]  # 0.5 + 0.3 < 0.9 <= 0.95
+    prior[[0, 5, 7, 9, 11, 13]] = [0.97, 0.01, 0.01, 0.005, 0.003, 0.002]
+    assert search.candidates(prior).tolist() == [0, 5]  # 0.97 covers it alone: still two
+    prior[[0, 5, 7, 9, 11, 13]] = 1 / 6
+    assert search.candidates(prior).tolist() == [0, 5, 7, 9]  # flat: the cap
+    search.config = SearchConfig(candidates="mass", mass=1.0)
+    assert search.candidates(prior).tolist() == [0, 5, 7, 9, 11, 13]  # mass 1: every legal call (up to the cap of 8)
+    with pytest.raises(ValueError, match="mass"):
+        SearchConfig(candidates="mass", mass=0.0)
+
+
+def test_the_last_look_adds_the_cheapest_bid_of_each_strain_and_the_double_when_pass_may_end_it(bidder):
+    state = replay(0, calls("1H P 2H"))  # W to call: a Pass, then N's and E's passes end it in 2H
+    assert search_module.pass_may_be_last(state)
+    assert search_module.alternatives(state).tolist() == sorted([parse_call(c) for c in ("X", "2S", "2NT", "3C", "3D", "3H")])
+    assert not search_module.pass_may_be_last(replay(0, calls("P P")))  # two more passes would not end it
+    assert search_module.pass_may_be_last(replay(0, calls("P P P")))  # ours passes the board out
+    dd = FixedTables(np.full((4, 5), 7))
+    prior = np.zeros(38)
+    prior[[parse_call("P"), parse_call("3H")]] = [0.9, 0.1]  # the prior's candidates: Pass and 3H
+    plain = MonteCarloSearch(bidder, dd, SearchConfig(samples=3, oversample=1)).search(HAND, calls("1H P 2H"), 0, 0, prior)
+    assert [c.call for c in plain.candidates] == [parse_call("P"), parse_call("3H")]
+    looked = MonteCarloSearch(bidder, dd, SearchConfig(samples=3, oversample=1, last_look=True)).search(
+        HAND, calls("1H P 2H"), 0, 0, prior)
+    assert {c.call for c in looked.candidates} == {parse_call("P"), parse_call("3H")} | set(search_module.alternatives(state))
+    assert [c.call for c in looked.candidates][:2] == [parse_call("P"), parse_call("3H")]  # likeliest first
+    assert all(c.last_look == (c.call not in (parse_call("P"), parse_call("3H"))) for c in looked.candidates)
+    without_pass = prior.copy()
+    without_pass[[parse_call("P"), parse_call("4H")]] = [0.0, 0.9]
+    again = MonteCarloSearch(bidder, dd, SearchConfig(samples=3, oversample=1, last_look=True)).search(
+        HAND, calls("1H P 2H"), 0, 0, without_pass)
+    assert len(again.candidates) == 2  # no Pass among the candidates: nothing to look at
+
+
+class ExactTables:
+    """An NN-DDA stub that is exact: the DDS tables of the deals it is shown."""
+
+    def tricks(self, owners, deal, declarer, strain):
+        with Solver() as solver:
+            tables = np.stack(solver.solve(list(owners))).reshape(-1, 4, 5)
+        return tables[deal, declarer, strain]
+
+
+@pytest.mark.parametrize("screen", ["exact", "flat"])
+def test_exact_rescoring_of_the_finalists_agrees_with_an_nndda_that_is_exact(bidder, screen):
+    """The two best candidates are rescored with exact DDS (in its child process): their IMPs
+    against each other and the call are those of an NN-DDA that is exact, whether the screening
+    NN-DDA was exact too or says 7 tricks everywhere."""
+    config = dict(samples=4, oversample=1, topk=3, prior_temperature=0.5)
+    auction = calls("1H P")
+    screening = ExactTables() if screen == "exact" else FixedTables(np.full((4, 5), 7))
+    screened = MonteCarloSearch(bidder, screening, SearchConfig(**config, exact_top=2))
+    try:
+        result = screened.search(HAND, auction, 0, 0)
+    finally:
+        screened.close()
+    finalists = [c for c in result.candidates if c.exact_imps is not None]
+    assert len(finalists) == 2 and screened.exact.pool is None  # closed
+    # The same comparison by an exact NN-DDA alone, between those two calls only.
+    prior = bidder.next_call(HAND, auction, 0, 0)
+    two = np.zeros(38)
+    two[[c.call for c in finalists]] = prior[[c.call for c in finalists]]
+    alone = MonteCarloSearch(bidder, ExactTables(), SearchConfig(**config)).search(HAND, auction, 0, 0, two)
+    assert [c.call for c in alone.candidates] == [c.call for c in finalists]
+    assert [c.mean_imps for c in alone.candidates] == pytest.approx([c.exact_imps for c in finalists])
+    assert result.call == alone.call
+
+
+def test_params_yaml_search_section_is_the_defaults_and_says_what_each_knob_trades():
+    """params.yaml's `search:` holds every SearchConfig field at its default, each with a comment."""
+    from dataclasses import asdict
+    from pathlib import Path
+
+    import yaml
+
+    params = Path(__file__).resolve().parents[1] / "params.yaml"
+    assert yaml.safe_load(params.read_text())["search"] == asdict(SearchConfig())
+    text = params.read_text()
+    section = text[text.index("\nsearch:"):].split("\n\n")[0].splitlines()[2:]
+    lines = [line for line in section if line.startswith("  ") and not line.startswith("   ")]
+    assert len(lines) == len(asdict(SearchConfig())) and all("# " in line for line in lines)
+
+
+@pytest.mark.parametrize("auction,kind", [("", "opening"), ("P P", "opening"), ("1H P", "uncontested"),
+                                          ("1H", "defending"), ("1H 1S", "competitive"), ("1H X", "uncontested")])
+def test_position_kind_says_which_sides_have_bid(auction, kind):
+    assert search_module.position_kind(calls(auction), 0) == kind  # the player: dealer + len(auction)
+
+
+def test_the_search_reports_its_position_kind_and_relaxed_calls(bidder):
+    config = SearchConfig(samples=4, oversample=1, min_call_prob=0.999, relax=2)
+    result = MonteCarloSearch(bidder, FixedTables(np.full((4, 5), 7)), config).search(HAND, calls("1H 1S"), 0, 0)
+    assert result.position == "competitive" and result.relaxed == 2  # untrained: no deal explains 0.999
+    assert "2 least likely earlier calls left out" in result.format()

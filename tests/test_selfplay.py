@@ -15,7 +15,7 @@ from bridgeflow.dataset.auction import replay
 from bridgeflow.dataset.encodings import PASS, deal_id, parse_call, random_owner
 from bridgeflow.dataset.splits import split_of
 from bridgeflow.pipelines.selfplay import SECTIONS, load_configs
-from bridgeflow.training.bidding.bidder import Bidder
+from bridgeflow.training.bidding.bidder import Bidder, ReplayStreams
 from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
 from bridgeflow.training.params import Params
 from bridgeflow.training.search.monte_carlo import (
@@ -210,6 +210,9 @@ class Scripted:
     def __init__(self, rule):
         self.rule = rule
 
+    def streams(self, *args):
+        return ReplayStreams(self, *args)
+
     def predict(self, hands, auctions, dealer, vul):
         probs = np.zeros((len(auctions), 38))
         for row, auction in enumerate(auctions):
@@ -222,10 +225,11 @@ def test_a_partner_bsm_makes_the_partners_calls_in_the_rollouts():
         return state.last_bid + 1 if state.last_bid < THREE_NT else PASS
 
     search = MonteCarloSearch(Scripted(raise_once), FixedTables(), SearchConfig(), partner=Scripted(lambda state: PASS))
-    owners = np.stack([random_owner(5, i) for i in range(2)])
+    first = random_owner(5, 0)
+    owners = np.stack([first, np.where(first == 1, 3, np.where(first == 3, 1, first))])  # S holds one hand in both
     auction = [ONE_NT, PASS]  # dealer N: S to call, N is the partner
-    states = search.rollout(owners, auction, 0, 0, [TWO_NT])
-    for state in states[0]:
-        later = list(enumerate(state.calls))[len(auction) + 1:]
+    auctions = search.rollout(owners, auction, 0, 0, [TWO_NT])
+    for row in range(len(owners)):
+        later = list(enumerate(auctions.auction(row)))[len(auction) + 1:]
         assert all(call == PASS for position, call in later if position % 4 == 0)  # N: the partner's BSM
         assert any(call != PASS for position, call in later if position % 2 == 1)  # E/W: the searcher's

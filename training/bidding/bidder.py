@@ -21,7 +21,7 @@ from bridgeflow.training.model_files import load_model_state, model_file
 from .bsm_data import encode
 from .bsm_model import BSM, OTHERS, BSMConfig
 
-__all__ = ["Beliefs", "Bidder", "OTHERS"]
+__all__ = ["Beliefs", "Bidder", "CallStreams", "OTHERS", "ReplayStreams"]
 
 
 @dataclass
@@ -87,6 +87,14 @@ class Bidder:
             "cards": out["cards"].softmax(-1).cpu().numpy(),
         }
 
+    def streams(self, hands: np.ndarray, seats: np.ndarray, dealer: int, vul: int,
+                prefix: Sequence[int]) -> "CallStreams | ReplayStreams":
+        """N auctions that start with `prefix`, row n seen by seats[n] holding hands[n] (bool[N, 52]),
+        to be asked for their next calls as the auctions go on (`call_probs`)."""
+        if self.model.config.arch == "mlp":
+            return ReplayStreams(self, hands, seats, dealer, vul, prefix)
+        return CallStreams(self, hands, seats, dealer, vul, prefix)
+
     def next_call_batch(self, hands, auctions, dealer, vul) -> np.ndarray:
         return self.predict(hands, auctions, dealer, vul)["call"]
 
@@ -101,3 +109,83 @@ class Bidder:
     def beliefs(self, hand: Sequence[int], auction: Sequence[int], dealer: int, vul: int) -> Beliefs:
         b = self.beliefs_batch([hand], [auction], dealer, vul)
         return Beliefs(b.partner_hcp[0], b.suit_lengths[0], b.cards[0])
+
+
+class CallStreams:
+    """N auctions that start alike, each seen by one seat through a recurrent BSM: the trunk's
+    state after the calls a stream has read is kept, so a question reads only the calls made since
+    that seat's last one (the search's rollouts: each call read once per seat, instead of the
+    whole auction at every step)."""
+
+    @torch.inference_mode()
+    def __init__(self, bidder: Bidder, hands: np.ndarray, seats: np.ndarray, dealer: int, vul: int,
+                 prefix: Sequence[int]):
+        self.model, self.device, self.dealer = bidder.model, bidder.device, dealer
+        size = len(hands)
+        self.seats = np.asarray(seats, np.int64)
+        calls = np.tile(np.append(np.asarray(prefix, np.int16), -1).astype(np.int16), (size, 1))  # step t reads call t-1
+        batch = encode(hands, self.seats, np.full(size, dealer), np.full(size, vul), calls, np.zeros(calls.shape, bool), False)
+        self.mine = torch.from_numpy(np.asarray(hands, bool)).to(self.device)
+        self.static = self.model.static_inputs(torch.from_numpy(batch["static"]).to(self.device))
+        out, self.state = self.model.recurrent_steps(torch.from_numpy(batch["tokens"]).to(self.device), self.static,
+                                                     torch.from_numpy(batch["turn"]).to(self.device))
+        self.last = out[:, -1]  # the output after the latest call read: what the next decision reads
+        self.steps = np.full(size, calls.shape[1], np.int64)  # recurrent steps taken: START, then one per call read
+
+    def tile(self, copies: int) -> "CallStreams":
+        """The N streams `copies` times over (copy-major): the prefix read once for every candidate."""
+        self.seats, self.steps = np.tile(self.seats, copies), np.tile(self.steps, copies)
+        self.mine, self.static, self.last = (x.repeat(copies, 1) for x in (self.mine, self.static, self.last))
+        self.state = _map_state(self.state, lambda x: x.repeat(1, copies, 1))
+        return self
+
+    @torch.inference_mode()
+    def call_probs(self, rows: np.ndarray, calls: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        """[len(rows), 38] next-call probabilities, as `Bidder.predict`'s, of the streams in `rows`,
+        whose auctions are now `calls` (int[len(rows), n], the prefix included; each row's seat is
+        to call, `legal` bool[len(rows), 38] its legal calls)."""
+        rows = np.asarray(rows, np.int64)
+        length = calls.shape[1]
+        for start in np.unique(self.steps[rows]):  # one recurrent pass per group of streams in step
+            at = np.flatnonzero(self.steps[rows] == start)
+            if start > length:
+                continue
+            index = torch.from_numpy(rows[at]).to(self.device)
+            tokens = torch.from_numpy(calls[at, start - 1:].astype(np.int64)).to(self.device)
+            turn = torch.from_numpy((self.dealer + np.arange(start, length + 1)[None] - self.seats[rows[at], None]) % 4)
+            out, state = self.model.recurrent_steps(tokens, self.static[index], turn.to(self.device),
+                                                    _map_state(self.state, lambda x: x[:, index]))
+            for kept, new in zip(_state_parts(self.state), _state_parts(state)):
+                kept[:, index] = new
+            self.last[index] = out[:, -1]
+            self.steps[rows[at]] = length + 1
+        index = torch.from_numpy(rows).to(self.device)
+        h = torch.cat([self.model.drop(self.last[index]), self.static[index]], dim=1)
+        out = self.model.heads(h, {"mine": self.mine[index], "legal": torch.from_numpy(legal).to(self.device)})
+        return out["call"].softmax(-1).cpu().numpy()
+
+
+class ReplayStreams:
+    """CallStreams' interface for a BSM without recurrent state (the OpenSpiel-feature MLP), or any
+    object with `predict`: every question reads the whole auction."""
+
+    def __init__(self, bidder, hands: np.ndarray, seats: np.ndarray, dealer: int, vul: int, prefix: Sequence[int]):
+        self.bidder, self.dealer, self.vul = bidder, dealer, vul
+        self.hands = np.nonzero(np.asarray(hands, bool))[1].reshape(len(hands), 13)
+
+    def tile(self, copies: int) -> "ReplayStreams":
+        self.hands = np.tile(self.hands, (copies, 1))
+        return self
+
+    def call_probs(self, rows: np.ndarray, calls: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        return self.bidder.predict(self.hands[rows], calls.tolist(), self.dealer, self.vul)["call"]
+
+
+def _state_parts(state) -> tuple[torch.Tensor, ...]:
+    """An LSTM's (h, c) or a GRU's / RNN's h, as a tuple of [layers, N, hidden] tensors."""
+    return state if isinstance(state, tuple) else (state,)
+
+
+def _map_state(state, function):
+    parts = tuple(function(x) for x in _state_parts(state))
+    return parts if isinstance(state, tuple) else parts[0]

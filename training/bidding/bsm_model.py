@@ -101,18 +101,23 @@ class BSM(nn.Module):
             if self.config.hand_features:  # OpenSpiel's last 52 features are the hand, in its card order
                 x = torch.cat([x, hand_summary(x[:, -52:][:, self.card_order])], dim=1)
             return self.mlp(x)
-        tokens, static = batch["tokens"], batch["static"]
-        if self.config.hand_features:
-            static = torch.cat([static, hand_summary(static[:, :52])], dim=1)
-        steps = tokens.shape[1]
-        x = torch.cat([
-            self.embed(tokens),
-            static[:, None, :].expand(-1, steps, -1),
-            F.one_hot(batch["turn"], 4).float(),
-        ], dim=2)
-        states, _ = self.rnn(x)
+        static = self.static_inputs(batch["static"])
+        states, _ = self.recurrent_steps(batch["tokens"], static, batch["turn"])
         row = batch["decision"].nonzero()[:, 0]
         return torch.cat([self.drop(states[batch["decision"]]), static[row]], dim=1)
+
+    def static_inputs(self, static: torch.Tensor) -> torch.Tensor:
+        """[N, width] what the recurrent trunk reads at every step besides the call: encode's
+        `static`, with the hand's thermometers when `hand_features`."""
+        return torch.cat([static, hand_summary(static[:, :52])], dim=1) if self.config.hand_features else static
+
+    def recurrent_steps(self, tokens: torch.Tensor, static: torch.Tensor, turn: torch.Tensor, state=None):
+        """(outputs [N, S, hidden], state): the recurrent trunk over S more steps of N sequences
+        from `state` (None: the start). Fed one step at a time from the state it returns, it gives
+        the outputs of one pass over the whole sequence (a rollout then costs a step per call)."""
+        x = torch.cat([self.embed(tokens), static[:, None, :].expand(-1, tokens.shape[1], -1),
+                       F.one_hot(turn, 4).float()], dim=2)
+        return self.rnn(x, state)
 
     def forward(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         return self.heads(self.trunk(batch), batch)

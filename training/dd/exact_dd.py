@@ -14,6 +14,8 @@ import numpy as np
 
 from bridgeflow.dataset.encodings import deal_to_pbn
 
+MAX_DEALS = 40  # deals per call to the child (DDS's batch limit: 40 deals x 5 strains)
+
 
 def solve_cells(owners: np.ndarray, cells: list[tuple[int, int, int]]) -> list[int]:
     """Exact DD tricks for (deal, declarer, strain) cells: one DDS SolveBoard with the declarer's
@@ -45,18 +47,26 @@ class ExactDD:
         self.pool: ProcessPoolExecutor | None = None
 
     def tricks(self, owners, deal, declarer, strain) -> np.ndarray:
+        """The cells asked, solved at most MAX_DEALS deals per call to the child."""
         cells = sorted(set(zip(deal.tolist(), declarer.tolist(), strain.tolist())))
+        deals = sorted({cell[0] for cell in cells})
+        solved = {}
+        for start in range(0, len(deals), MAX_DEALS):
+            chunk = set(deals[start:start + MAX_DEALS])
+            part = [cell for cell in cells if cell[0] in chunk]
+            solved |= dict(zip(part, self._solve(np.asarray(owners, np.int8), part)))
+        return np.array([solved[cell] for cell in zip(deal.tolist(), declarer.tolist(), strain.tolist())])
+
+    def _solve(self, owners: np.ndarray, cells: list[tuple[int, int, int]]) -> list[int]:
         for attempt in range(2):
             if self.pool is None:
                 self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
             try:
-                solved = dict(zip(cells, self.pool.submit(solve_cells, np.asarray(owners, np.int8), cells).result()))
-                break
+                return self.pool.submit(solve_cells, owners, cells).result()
             except BrokenProcessPool:
                 self.close()
                 if attempt:
                     raise RuntimeError("the DDS child process died twice on these deals") from None
-        return np.array([solved[cell] for cell in zip(deal.tolist(), declarer.tolist(), strain.tolist())])
 
     def close(self) -> None:
         if self.pool is not None:

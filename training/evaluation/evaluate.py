@@ -345,6 +345,7 @@ class AgentFactory:
         self.bidders: dict[Path, Bidder] = {}
         self.scorer = None
         self.checkpoints: dict[str, str] = {}  # file -> hash
+        self.searches: list[MonteCarloSearch] = []
 
     def bidder(self, path: str | Path | None) -> Bidder:
         file = model_file(path or shipped_model("BSM", "--bsm"), "model.pt", "BSM")
@@ -379,11 +380,14 @@ class AgentFactory:
             if self.search_config.dd == "nndda":
                 file = model_file(self.nndda or shipped_model("NN-DDA", "--nndda"), "nndda.pt", "NN-DDA")
                 self.checkpoints[str(file)] = file_hash(file)
-        return SearchAgent(MonteCarloSearch(bidder, self.scorer, self.search_config), name=spec)
+        self.searches.append(MonteCarloSearch(bidder, self.scorer, self.search_config))
+        return SearchAgent(self.searches[-1], name=spec)
 
     def close(self) -> None:
         if isinstance(self.scorer, ExactDD):
             self.scorer.close()
+        for search in self.searches:  # their exact_top DDS children
+            search.close()
         ben.close_server()
 
 

@@ -5,10 +5,12 @@ and the `bridgeflow bid` command:
         --bsm data/bsm --nndda data/nndda [--params params.yaml] [--set key=value ...] [--json]
 
 For the player to call: sample K deals consistent with the auction (sampling.py), and for each
-candidate call roll the auction out to its end on every deal with the BSM in all four seats
-(greedy or sampled; one batched BSM call per step over candidates x deals), score the final
-contract double dummy for the player's side (`dd: nndda`, every table in one NN-DDA pass; or
-`dd: dds`, exact DDS in a child process for the contracts reached only), and turn scores into
+candidate call (the BSM's top k, every legal call, or the likeliest up to a share of the prior)
+roll the auction out to its end on every deal with the BSM in all four seats (greedy or sampled;
+one batched BSM call per step over candidates x deals, each seat's recurrent state kept so that it
+reads only the calls since its last), score the final contract double dummy for the player's side
+(`dd: nndda`, every table in one NN-DDA pass; or `dd: dds`, exact DDS in a child process for the
+contracts reached only; or NN-DDA, then exact DDS for the `exact_top` best), and turn scores into
 IMPs against a datum per deal:
 
 - `imps_vs: mean` (default): the mean score of all candidates on that deal, as a Butler datum;
@@ -22,7 +24,9 @@ The call chosen maximises mean IMPs + prior_temperature * log P_BSM(call): 0 rep
 self-play target). Every candidate's mean IMPs, standard error, number of deals and
 final-contract distribution come back as evidence. A caller may give the prior (self-play gives a
 tempered one, `tempered_prior`) and a second BSM for the partner's calls in sampling and rollouts
-(DeepMind's "compatible" setting: the partner's own policy, not the searcher's)."""
+(DeepMind's "compatible" setting: the partner's own policy, not the searcher's). With `last_look`,
+when Pass could be our last call the cheapest bid of each strain and X/XX are compared too (as
+BEN's check_final_contract looks before a final Pass)."""
 
 from __future__ import annotations
 
@@ -37,8 +41,12 @@ from typing import Protocol, Sequence
 import numpy as np
 import torch
 
-from bridgeflow.dataset.auction import AuctionState, parse_decision, replay
+from bridgeflow.dataset.auction import AuctionBatch, AuctionState, Contract, parse_decision, replay
 from bridgeflow.dataset.encodings import (
+    DOUBLE,
+    NUM_CALLS,
+    PASS,
+    REDOUBLE,
     SEATS,
     VUL_BOTH,
     VUL_EW,
@@ -66,22 +74,33 @@ class SearchConfig:
     selection: str = "top"  # top: the K most likely (BSM paper) | proportional: drawn ~ likelihood (DeepMind)
     min_call_prob: float = 0.001  # a deal fits when the BSM gives every earlier call at least this
     min_fitting: int = 1  # fewer fitting deals than this: play the BSM's own call, no search
-    candidates: str = "topk"  # topk: the BSM's k likeliest calls | all: every legal call
+    resample: int = 0  # fewer than K fit: generate oversample x K more deals, up to this many times
+    relax: int = 0  # still fewer than K fit: leave the least likely earlier calls out of the fit test, up to this many
+    candidates: str = "topk"  # topk: the BSM's k likeliest calls | all: every legal call | mass: the likeliest up to `mass`
     topk: int = 3
+    mass: float = 0.99  # candidates=mass: the likeliest calls until they hold this share of the prior (at least 2)
+    max_candidates: int = 8  # candidates=mass: at most this many
+    last_look: bool = False  # our Pass may be our last call: compare the cheapest bid of each strain and X/XX too
+    last_look_prior: float = 0.05  # their prior counts as at least this in the choice (lower: a rescue needs more IMPs)
     rollout: str = "greedy"  # greedy | sample: the BSM's calls in the rollouts
     dd: str = "nndda"  # nndda | dds: exact DDS of the contracts reached, in a child process
+    exact_top: int = 0  # dd=nndda: rescore this many best candidates with exact DDS on the same deals (0: none)
     imps_vs: str = "mean"  # mean | best | prior: the datum each candidate's score is IMPed against
     prior_temperature: float = 2.0  # IMPs per nat of log P_BSM(call) (soft update); 0 = the search replaces the prior
     seed: int = 0
 
     def __post_init__(self):
-        choices = {"selection": SELECTIONS, "candidates": ("topk", "all"), "rollout": ("greedy", "sample"),
+        choices = {"selection": SELECTIONS, "candidates": ("topk", "all", "mass"), "rollout": ("greedy", "sample"),
                    "dd": ("nndda", "dds"), "imps_vs": ("mean", "best", "prior")}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"search.{name} must be one of {allowed}, not {getattr(self, name)!r}")
         if self.samples < 1 or self.oversample < 1 or self.topk < 1 or not 0 < self.gamma <= 1:
             raise ValueError("search: samples, oversample, topk >= 1 and 0 < gamma <= 1")
+        if not 0 < self.mass <= 1 or self.max_candidates < 2 or not 0 < self.last_look_prior <= 1:
+            raise ValueError("search: 0 < mass <= 1, max_candidates >= 2 and 0 < last_look_prior <= 1")
+        if min(self.resample, self.relax, self.exact_top) < 0 or self.exact_top == 1:
+            raise ValueError("search: resample, relax >= 0; exact_top 0 (none) or >= 2 (the candidates compared exactly)")
 
 
 class DDScorer(Protocol):
@@ -108,6 +127,8 @@ class Candidate:
     samples: int
     mean_score: float  # raw points for the player's side
     contracts: dict[str, int]  # final contract ('4SX-N', 'Pass') -> deals
+    exact_imps: float | None = None  # exact_top: mean IMPs against the finalists' datum, exact DD scores
+    last_look: bool = False  # an alternative the last look added (not among the prior's candidates)
 
 
 @dataclass
@@ -121,6 +142,8 @@ class SearchResult:
     unfitting: int  # deals the sampler kept that do not fit the auction: its fallback when under K fit
     fallback: str | None  # why the search did not run (the BSM's call was played), or None
     seconds: float
+    relaxed: int = 0  # earlier calls the sampler left out of its fit test (`relax`)
+    position: str = ""  # position_kind: opening | uncontested | defending | competitive
 
     @property
     def sampler_fell_back(self) -> bool:
@@ -140,6 +163,8 @@ class SearchResult:
                  f" {self.seconds * 1000:.0f} ms"]
         if self.sampler_fell_back:
             lines.append(f"sampler fallback: {self.unfitting} of the deals kept do not fit the auction")
+        if self.relaxed:
+            lines.append(f"sampler: the {self.relaxed} least likely earlier calls left out of the fit test")
         if self.fallback:
             lines.append(f"fallback: {self.fallback}")
         if self.candidates:
@@ -152,8 +177,17 @@ class SearchResult:
 
 
 def contract_label(state: AuctionState) -> str:
-    contract = state.contract()
+    return label(state.contract())
+
+
+def label(contract: Contract | None) -> str:
+    """'4SX-N', or 'Pass' for a passed-out board."""
     return "Pass" if contract is None else f"{contract}-{SEATS[contract.declarer]}"
+
+
+def contract_labels(auctions: AuctionBatch) -> list[str]:
+    """label() of every row's final contract."""
+    return [label(Contract(*map(int, row)) if row[0] else None) for row in zip(*auctions.contracts())]
 
 
 def tempered_prior(prior: np.ndarray, temperature: float = 1.0, floor: float = 0.0) -> np.ndarray:
@@ -181,64 +215,89 @@ class MonteCarloSearch:
     and one DD scorer."""
 
     def __init__(self, bidder: Bidder, dd: DDScorer, config: SearchConfig = SearchConfig(),
-                 partner: Bidder | None = None):
+                 partner: Bidder | None = None, exact: DDScorer | None = None):
+        """`exact`: the exact scorer of `exact_top` (None: one of its own, started when first
+        needed; `close` ends it)."""
         self.bidder = bidder
         self.dd = dd
         self.config = config
         self.partner = partner
+        self.exact, self.owns_exact = exact, exact is None
         self.rng = np.random.default_rng(config.seed)
+
+    def close(self) -> None:
+        if self.owns_exact and isinstance(self.exact, ExactDD):
+            self.exact.close()
 
     def reseed(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
 
     def candidates(self, prior: np.ndarray) -> np.ndarray:
-        """Calls to evaluate, likeliest first: all legal calls, or the top k by prior."""
+        """Calls to evaluate, likeliest first: all legal calls, the top k by prior, or the likeliest
+        until they hold `mass` of the prior (at least 2, at most max_candidates)."""
+        cfg = self.config
         legal = np.flatnonzero(prior > 0)
         order = legal[np.argsort(-prior[legal], kind="stable")]
-        return order if self.config.candidates == "all" else order[:self.config.topk]
+        if cfg.candidates == "all":
+            return order
+        if cfg.candidates == "topk":
+            return order[:cfg.topk]
+        covered = np.cumsum(prior[order]) >= cfg.mass * prior[order].sum() * (1 - 1e-9)
+        return order[:min(max(int(np.argmax(covered)) + 1, 2), cfg.max_candidates)]
 
     def rollout(self, owners: np.ndarray, auction: Sequence[int], dealer: int, vul: int,
-                first_calls: Sequence[int]) -> list[list[AuctionState]]:
-        """[candidate][deal] finished auctions: `auction` + the candidate, then the BSM for every
-        seat (the partner's BSM for the searcher's partner, if given), one batched call per BSM
-        and step over all unfinished (candidate, deal) pairs."""
-        hands = np.argsort(owners, axis=1, kind="stable").reshape(len(owners), 4, 13)  # [deal, seat, 13]
-        states = [[replay(dealer, [*auction, call]) for _ in owners] for call in first_calls]
-        flat = [(state, deal) for row in states for deal, state in enumerate(row)]
-        partner_seat = (dealer + len(auction) + 2) % 4
+                first_calls: Sequence[int]) -> AuctionBatch:
+        """The finished auctions, row c * K + d for candidate c on deal d: `auction` + the candidate,
+        then the BSM for every seat (the partner's BSM for the searcher's partner, if given). Each
+        (candidate, deal, seat) keeps its BSM state (Bidder.streams: the auction before the
+        candidate is read once, then each seat reads only the calls since its last), and every step
+        is one batched BSM call over the unfinished auctions (all of one length: one seat to call)."""
+        deals, size = len(owners), len(first_calls) * len(owners)
+        hands = np.arange(4)[None, :, None] == np.asarray(owners)[:, None, :]  # bool[deal, seat, 52]
+        player = (dealer + len(auction)) % 4
+        if (hands[:, player] != hands[:1, player]).any():
+            raise ValueError("the deals of a rollout must give the player to call one hand")
+        partner_seat = (player + 2) % 4
+        others = [seat for seat in range(4) if seat != player and (self.partner is None or seat != partner_seat)]
+        seat_rows = {}  # seat -> (its streams, width, column): auction a's stream is a * width + column
+        # The player holds the same hand on every deal: its stream reads the auction once, for all.
+        seat_rows[player] = (self.bidder.streams(hands[:1, player], [player], dealer, vul, auction).tile(size), 1, 0)
+        for bidder, seats in [(self.bidder, others)] + ([(self.partner, [partner_seat])] if self.partner else []):
+            group = bidder.streams(hands[:, seats].reshape(-1, 52), np.tile(seats, deals), dealer, vul, auction)
+            group.tile(len(first_calls))
+            seat_rows |= {seat: (group, len(seats), column) for column, seat in enumerate(seats)}
+        auctions = AuctionBatch.replay(dealer, auction, size)
+        active, made = np.arange(size), np.repeat(np.asarray(first_calls, np.int16), deals)
         while True:
-            active = [(state, deal) for state, deal in flat if not state.finished]
-            if not active:
-                return states
-            groups = [(self.bidder, active)]
-            if self.partner is not None:
-                groups = [(self.bidder, [a for a in active if a[0].to_call != partner_seat]),
-                          (self.partner, [a for a in active if a[0].to_call == partner_seat])]
-            for bidder, group in groups:
-                if not group:
-                    continue
-                probs = bidder.predict(np.stack([hands[deal, state.to_call] for state, deal in group]),
-                                       [state.calls for state, _ in group], dealer, vul)["call"]
-                if self.config.rollout == "greedy":
-                    calls = probs.argmax(axis=1)
-                else:
-                    calls = categorical(probs, self.rng)
-                for (state, _), call in zip(group, calls):
-                    state.add(int(call))
+            step = np.full(size, -1, np.int16)
+            step[active] = made
+            auctions.add(step)
+            active = active[~auctions.finished[active]]
+            if not len(active):
+                return auctions
+            seat = int(auctions.to_call[active[0]])
+            group, width, column = seat_rows[seat]
+            so_far, legal, rows = np.stack(auctions.calls, axis=1)[active], auctions.legal()[active], active * width + column
+            if seat == player:  # one hand on every deal: equal auctions, equal answers; ask once per auction
+                _, first, inverse = np.unique(so_far, axis=0, return_index=True, return_inverse=True)
+                probs = group.call_probs(rows[first], so_far[first], legal[first])[inverse.reshape(-1)]
+            else:
+                probs = group.call_probs(rows, so_far, legal)
+            made = probs.argmax(axis=1) if self.config.rollout == "greedy" else categorical(probs, self.rng)
 
-    def scores(self, states: list[list[AuctionState]], owners: np.ndarray, vul: int, player: int) -> np.ndarray:
-        """float[candidate, deal]: each final contract's DD score for the player's side."""
-        shape = (len(states), len(owners))
-        level, strain, doubled, declarer = (np.zeros(shape, np.int64) for _ in range(4))
-        for c, row in enumerate(states):
-            for d, state in enumerate(row):
-                contract = state.contract()
-                if contract is not None:
-                    level[c, d], strain[c, d], doubled[c, d], declarer[c, d] = (
-                        contract.level, contract.strain, contract.doubled, contract.declarer)
+    def scores(self, auctions: AuctionBatch, owners: np.ndarray, vul: int, player: int,
+               candidates: np.ndarray | None = None, deals: np.ndarray | None = None,
+               dd: DDScorer | None = None) -> np.ndarray:
+        """float[candidate, deal]: each final contract's DD score for the player's side (rows of
+        `auctions` candidate-major, as `rollout` returns them), by `dd` (default: the search's
+        scorer), for the `candidates` and `deals` (indices) given (default: all)."""
+        candidates = np.arange(len(auctions.length) // len(owners)) if candidates is None else candidates
+        deals = np.arange(len(owners)) if deals is None else deals
+        level, strain, doubled, declarer = (x.reshape(-1, len(owners))[np.ix_(candidates, deals)]
+                                            for x in auctions.contracts())
         played = level > 0
-        tricks = np.zeros(shape, np.int64)
-        tricks[played] = self.dd.tricks(owners, np.nonzero(played)[1], declarer[played], strain[played])
+        tricks = np.zeros(level.shape, np.int64)
+        tricks[played] = (dd or self.dd).tricks(owners, deals[np.nonzero(played)[1]], declarer[played], strain[played])
         vulnerable = np.where(declarer % 2 == 0, vul in (VUL_NS, VUL_BOTH), vul in (VUL_EW, VUL_BOTH))
         points = contract_scores(level, strain, doubled, vulnerable, tricks)
         return np.where(declarer % 2 == player % 2, points, -points).astype(float)
@@ -265,33 +324,77 @@ class MonteCarloSearch:
             prior = self.bidder.next_call(list(hand), list(auction), dealer, vul)
         calls = self.candidates(prior)
         prior_call = int(calls[0])
+        added = np.zeros(0, np.int64)
+        if cfg.last_look and PASS in calls and pass_may_be_last(state := replay(dealer, auction)):
+            added = np.setdiff1d(alternatives(state), calls)
+            calls = np.concatenate([calls, added])
+            calls = calls[np.argsort(-prior[calls], kind="stable")]  # still likeliest first
+        choice_prior = np.where(np.isin(calls, added), np.maximum(prior[calls], cfg.last_look_prior), prior[calls])
 
         def done(call: int, candidates: list[Candidate], k: int, why: str | None, sampled: Samples | None = None):
-            fitting, generated, unfitting = ((sampled.fitting, sampled.generated, len(sampled.owners) - sampled.kept_fitting)
-                                             if sampled else (0, 0, 0))
+            fitting, generated, unfitting, relaxed = (
+                (sampled.fitting, sampled.generated, len(sampled.owners) - sampled.kept_fitting, sampled.relaxed)
+                if sampled else (0, 0, 0, 0))
             return SearchResult(call, prior_call, candidates, k, fitting, generated, unfitting, why,
-                                time.perf_counter() - started)
+                                time.perf_counter() - started, relaxed, position_kind(auction, dealer))
 
         if len(calls) == 1:
             return done(prior_call, [], 0, "one candidate call")
         sampled = sample_deals(self.bidder, hand, auction, dealer, vul, cfg.samples, self.rng, cfg.oversample,
-                               cfg.gamma, cfg.selection, cfg.min_call_prob, self.partner)
+                               cfg.gamma, cfg.selection, cfg.min_call_prob, self.partner, cfg.resample, cfg.relax)
         if sampled.fitting < cfg.min_fitting:
             return done(prior_call, [], 0,
                         f"{sampled.fitting} sampled deals fit the auction (min_fitting {cfg.min_fitting})", sampled)
-        states = self.rollout(sampled.owners, auction, dealer, vul, calls)
-        scores = self.scores(states, sampled.owners, vul, player)
+        auctions = self.rollout(sampled.owners, auction, dealer, vul, calls)
+        scores = self.scores(auctions, sampled.owners, vul, player)
+        labels = np.array(contract_labels(auctions), object).reshape(len(calls), -1)
         imps = self.imps(scores)
         k = scores.shape[1]
         se = imps.std(axis=1, ddof=1) / np.sqrt(k) if k > 1 else np.zeros(len(calls))
         candidates = [
             Candidate(int(call), float(prior[call]), float(imps[i].mean()), float(se[i]), k, float(scores[i].mean()),
-                      dict(Counter(contract_label(s) for s in states[i]).most_common()))
+                      dict(Counter(labels[i]).most_common()), last_look=bool(call in added))
             for i, call in enumerate(calls)
         ]
-        value = imps.mean(axis=1) + cfg.prior_temperature * np.log(prior[calls])
+        value = imps.mean(axis=1) + cfg.prior_temperature * np.log(choice_prior)
+        if cfg.exact_top and cfg.dd == "nndda":  # NN-DDA screens, exact DDS decides between the finalists
+            finalists = np.sort(np.argsort(-value, kind="stable")[:cfg.exact_top])  # likeliest first, as calls
+            # Where every finalist reaches one contract their scores are equal, whatever the tricks
+            # (IMPs 0 against their datum): only the other deals need DDS.
+            reached = np.stack([x.reshape(len(calls), -1)[finalists] for x in auctions.contracts()])
+            differ = np.flatnonzero((reached != reached[:, :1]).any(axis=(0, 1)))
+            if self.exact is None:
+                self.exact = ExactDD()
+            exact_scores = scores[finalists]
+            exact_scores[:, differ] = self.scores(auctions, sampled.owners, vul, player, finalists, differ, self.exact)
+            exact = self.imps(exact_scores).mean(axis=1)
+            for i, exact_imps in zip(finalists, exact):
+                candidates[i].exact_imps = float(exact_imps)
+            value = np.full(len(calls), -np.inf)
+            value[finalists] = exact + cfg.prior_temperature * np.log(choice_prior[finalists])
         best = int(calls[int(np.argmax(value))])  # ties: the likelier call (argmax takes the first)
         return done(best, candidates, k, None, sampled)
+
+
+def position_kind(auction: Sequence[int], dealer: int) -> str:
+    """Who has bid so far, seen by the player to call: nobody (opening), only our side
+    (uncontested), only theirs (defending), both (competitive): where the sampler falls back."""
+    player = (dealer + len(auction)) % 4
+    sides = {(dealer + t - player) % 2 for t, call in enumerate(auction) if call > REDOUBLE}  # 0 ours, 1 theirs
+    return {frozenset(): "opening", frozenset({0}): "uncontested", frozenset({1}): "defending"}.get(frozenset(sides), "competitive")
+
+
+def pass_may_be_last(state: AuctionState) -> bool:
+    """Our Pass ends the auction, or passes after it would before we call again (LHO's, then
+    partner's): the last look's moment (BEN's check_final_contract looks before a final Pass)."""
+    return state.last_bid >= 0 or state.passes_in_row == 3
+
+
+def alternatives(state: AuctionState) -> np.ndarray:
+    """The last look's calls: the cheapest legal bid in each strain, and double or redouble when legal."""
+    legal = state.legal_mask()
+    bids = [next((call for call in range(3 + strain, NUM_CALLS, 5) if legal[call]), None) for strain in range(5)]
+    return np.array(sorted({call for call in bids if call is not None} | set(np.flatnonzero(legal[[DOUBLE, REDOUBLE]]) + DOUBLE)))
 
 
 def load_scorer(kind: str, nndda: str | Path | None) -> DDScorer:

@@ -21,6 +21,8 @@ is the same in every sample, so they add a constant.
 Fallback when too few candidates fit (a deal fits when the BSM gives every earlier call of the
 other players at least `min_call_prob`): "top" ranks fitting deals first and fills up with the
 best-scoring others; "proportional" draws from the fitting deals, or from all when none fits.
+Before that, as options: more rounds of candidates (`resample`), then the least likely earlier
+calls left out of the fit test and the score (`relax`), so that fewer decisions fall back.
 `Samples.fitting` says how many fitted, so a caller can refuse to search on too few, and
 `Samples.kept_fitting` how many of the deals returned fit (fewer than K: the fallback filled in)."""
 
@@ -48,6 +50,7 @@ class Samples:
     fitting: int  # candidates that fit the auction (every earlier call >= min_call_prob)
     generated: int  # candidates generated
     kept_fitting: int  # of the K deals returned, those that fit (the rest are the fallback's)
+    relaxed: int = 0  # earlier calls left out of the fit test and the score (`relax`)
 
 
 def conditional_bernoulli(log_odds: np.ndarray, allowed: np.ndarray, k: np.ndarray,
@@ -209,38 +212,42 @@ def call_log_likelihoods(bidder: Bidder, owners: np.ndarray, auction: Sequence[i
 @torch.inference_mode()
 def _seat_log_likelihoods(bidder: Bidder, owners: np.ndarray, auction: Sequence[int], dealer: int, vul: int,
                           skipped: set[int]) -> np.ndarray:
-    """call_log_likelihoods of the seats not in `skipped` (0 at the others' calls). One BSM pass:
-    one sequence per (deal, seat), answering at each of that seat's calls."""
+    """call_log_likelihoods of the seats not in `skipped` (0 at the others' calls). One BSM pass
+    per seat: one sequence per deal, up to that seat's last call, answering at each of its calls."""
     owners = np.asarray(owners)
     count, length = len(owners), len(auction)
     out = np.zeros((count, length))
     callers = (dealer + np.arange(length)) % 4
-    seats = [seat for seat in np.unique(callers) if seat not in skipped]
-    if not seats:
-        return out
-    seat = np.repeat(seats, count)
-    deal = np.tile(np.arange(count), len(seats))
-    calls = np.tile(np.asarray(auction, np.int16), (len(seat), 1))
-    decision = callers[None] == seat[:, None]
-    batch = encode(owners[deal] == seat[:, None], seat, np.full(len(seat), dealer), np.full(len(seat), vul),
-                   calls, decision, bidder.model.config.arch == "mlp")
-    tensors = {k: torch.from_numpy(v).to(bidder.device) for k, v in batch.items() if k not in ("row", "position")}
-    logp = bidder.model(tensors)["call"].log_softmax(-1).cpu().numpy()
-    row, position = batch["row"], batch["position"]
-    out[deal[row], position] = logp[np.arange(len(row)), calls[row, position]]
+    for seat in np.unique(callers):
+        if seat in skipped:
+            continue
+        last = int(np.flatnonzero(callers == seat)[-1]) + 1  # a seat's sequence ends at its last call
+        calls = np.tile(np.asarray(auction[:last], np.int16), (count, 1))
+        decision = np.tile(callers[:last] == seat, (count, 1))
+        batch = encode(owners == seat, np.full(count, seat), np.full(count, dealer), np.full(count, vul),
+                       calls, decision, bidder.model.config.arch == "mlp")
+        tensors = {k: torch.from_numpy(v).to(bidder.device) for k, v in batch.items() if k not in ("row", "position")}
+        logp = bidder.model(tensors)["call"].log_softmax(-1).cpu().numpy()
+        row, position = batch["row"], batch["position"]
+        out[row, position] = logp[np.arange(len(row)), calls[row, position]]
     return out
 
 
 def sample_deals(bidder: Bidder, hand: Sequence[int], auction: Sequence[int], dealer: int, vul: int, samples: int,
                  rng: np.random.Generator, oversample: int = 5, gamma: float = 0.9, selection: str = "top",
-                 min_call_prob: float = 1e-3, partner_bidder: Bidder | None = None) -> Samples:
+                 min_call_prob: float = 1e-3, partner_bidder: Bidder | None = None, resample: int = 0,
+                 relax: int = 0) -> Samples:
     """K = `samples` deals for the player to call (dealer + len(auction)) % 4 holding `hand`: every
     deal gives that player exactly `hand` and every seat 13 cards. With `partner_bidder`, the
-    partner's calls are scored by that BSM (the player's beliefs still come from `bidder`)."""
+    partner's calls are scored by that BSM (the player's beliefs still come from `bidder`).
+
+    When fewer than K fit: up to `resample` more rounds of oversample x K deals, then up to `relax`
+    earlier calls left out of the fit test and the score, the least likely first (the call the
+    fewest deals explain: typically an opponent's call the BSM cannot read)."""
     if selection not in SELECTIONS:
         raise ValueError(f"selection must be one of {SELECTIONS}, not {selection!r}")
-    if samples < 1 or oversample < 1:
-        raise ValueError("samples and oversample must be >= 1")
+    if samples < 1 or oversample < 1 or resample < 0 or relax < 0:
+        raise ValueError("samples and oversample must be >= 1, resample and relax >= 0")
     player = (dealer + len(auction)) % 4
     mine = np.zeros(52, bool)
     mine[list(hand)] = True
@@ -249,20 +256,33 @@ def sample_deals(bidder: Bidder, hand: Sequence[int], auction: Sequence[int], de
     beliefs = bidder.predict([list(hand)], [list(auction)], dealer, vul)
     cards = beliefs["cards"][0]  # [52, 4]: me, LHO, partner, RHO
     count = samples * oversample
-    partner = sample_partner(beliefs["partner_hcp"][0], beliefs["suit_lengths"][0, 1], cards[:, 2], mine, count, rng)
-    lho = sample_opponents(cards[:, 1], cards[:, 3], ~mine & ~partner, rng)
-    owners = np.full((count, 52), (player + 3) % 4, np.int8)
-    owners[:, mine] = player
-    owners[partner] = (player + 2) % 4
-    owners[lho] = (player + 1) % 4
 
-    logp = call_log_likelihoods(bidder, owners, auction, dealer, vul, player, partner_bidder)
-    score = logp @ gamma ** np.arange(len(auction), dtype=float)
-    fits = (np.exp(logp) >= min_call_prob).all(axis=1)
+    def draw() -> tuple[np.ndarray, np.ndarray]:
+        partner = sample_partner(beliefs["partner_hcp"][0], beliefs["suit_lengths"][0, 1], cards[:, 2], mine, count, rng)
+        lho = sample_opponents(cards[:, 1], cards[:, 3], ~mine & ~partner, rng)
+        owners = np.full((count, 52), (player + 3) % 4, np.int8)
+        owners[:, mine] = player
+        owners[partner] = (player + 2) % 4
+        owners[lho] = (player + 1) % 4
+        return owners, call_log_likelihoods(bidder, owners, auction, dealer, vul, player, partner_bidder)
+
+    owners, logp = draw()
+    for _ in range(resample):
+        if (np.exp(logp) >= min_call_prob).all(axis=1).sum() >= samples:
+            break
+        more_owners, more_logp = draw()
+        owners, logp = np.concatenate([owners, more_owners]), np.concatenate([logp, more_logp])
+    explained = np.exp(logp) >= min_call_prob  # [deal, call]
+    tested = np.ones(len(auction), bool)  # the calls in the fit test and the score
+    while explained[:, tested].all(axis=1).sum() < samples and (~tested).sum() < relax and tested.any():
+        worst = np.lexsort((logp.mean(axis=0), explained.sum(axis=0)))  # fewest deals explain it, then least likely
+        tested[next(int(t) for t in worst if tested[t])] = False
+    score = np.where(tested, logp, 0.0) @ gamma ** np.arange(len(auction), dtype=float)
+    fits = explained[:, tested].all(axis=1)
     if selection == "top":
         keep = np.lexsort((-score, ~fits))[:samples]  # fitting first, then by score
     else:
-        pool = np.flatnonzero(fits) if fits.any() else np.arange(count)
+        pool = np.flatnonzero(fits) if fits.any() else np.arange(len(owners))
         weight = np.exp(score[pool] - score[pool].max())
         keep = rng.choice(pool, size=samples, p=weight / weight.sum())
-    return Samples(owners[keep], score[keep], int(fits.sum()), count, int(fits[keep].sum()))
+    return Samples(owners[keep], score[keep], int(fits.sum()), len(owners), int(fits[keep].sum()), int((~tested).sum()))
