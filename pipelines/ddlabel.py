@@ -414,7 +414,7 @@ def build(pipeline, record_files, out_label_files, store_label_files, out: Path,
 
     if estimating:
         _ = (known.todo | "EstimateBatches" >> beam.BatchElements(min_batch_size=1024, max_batch_size=16384)
-             | "Estimate" >> beam.ParDo(Estimate(str(out), str(work), work.name, str(model_file(args.nndda, "nndda.pt", "NN-DDA")))))
+             | "Estimate" >> beam.ParDo(Estimate(str(out), str(work), work.name, str(model_file(args.nndda, "NN-DDA")))))
         mismatches, quarantine = (known.mismatches,), (known.quarantine,)  # known.pending: never against estimates
     else:
         plan = (known.todo | "CollectTodo" >> beam.combiners.ToList()

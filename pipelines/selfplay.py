@@ -175,15 +175,15 @@ def run(argv: list[str] | None = None) -> dict:
     config, search = load_configs(params)
     if args.generation < 1:
         raise InputError(f"--generation {args.generation}: generations count from 1 (0 is selfplay.base)")
-    models = [model_file(args.bsm, "model.pt", "BSM (--bsm)")]
+    models = [model_file(args.bsm, "BSM", "--bsm")]
     partner = None
     if args.partner_bsm and config.partner != "rule":
         raise InputError("--partner-bsm goes with selfplay.partner: rule (the compatible setting), and only with it")
     if config.partner == "rule":
-        partner = model_file(args.partner_bsm or config.base, "model.pt", "BSM (--partner-bsm)")
+        partner = model_file(args.partner_bsm or config.base, "BSM", "--partner-bsm")
         models.append(partner)
     if search.dd == "nndda":
-        models.append(model_file(config.nndda, "nndda.pt", "NN-DDA (selfplay.nndda)"))
+        models.append(model_file(config.nndda, "NN-DDA", "selfplay.nndda"))
     out = output_folder(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with lock_output(out, "selfplay"):

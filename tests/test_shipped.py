@@ -17,7 +17,7 @@ from bridgeflow.dataset.labels import FROZEN_NAME, FROZEN_SCHEMA, read_labels
 from bridgeflow.dataset.splits import split_of
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
-from bridgeflow.training.model_files import MODELS, SHIPPED, ship
+from bridgeflow.training.model_files import FILE_OF, MODELS, SHIPPED, ship
 
 REPO = Path(__file__).resolve().parents[1]
 DATASETS = REPO / "datasets"
@@ -34,9 +34,9 @@ def test_shipped_files_stay_under_the_cap():
 
 
 def test_every_shipped_model_loads_safely_and_matches_its_card():
-    weight_files = {file_name for _, file_name in SHIPPED.values()}
+    weight_files = {FILE_OF[what] for what in SHIPPED}
     paths = [path for path in files_below(MODELS) if path.name in weight_files]
-    assert {path.parent.name for path in paths} >= {folder for folder, _ in SHIPPED.values()}
+    assert {path.parent.name for path in paths} >= set(SHIPPED.values())
     for path in paths:  # the default models and any other shipped beside them (e.g. models/bsm_ben)
         state = torch.load(path, weights_only=True)
         assert set(state) == {"model", "model_config"}, path

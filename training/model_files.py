@@ -22,25 +22,27 @@ from bridgeflow.training.home import HOME, hint
 
 LOG = logging.getLogger("bridgeflow.models")
 MODELS = HOME / "models"  # the shipped models (not in the wheel)
-SHIPPED = {"BSM": ("bsm", "model.pt"), "NN-DDA": ("nndda", "nndda.pt")}  # what -> (folder, file)
+FILE_OF = {"BSM": "model.pt", "NN-DDA": "nndda.pt", "DMC Q network": "q.pt"}  # the file a trainer writes
+SHIPPED = {"BSM": "bsm", "NN-DDA": "nndda"}  # kind -> its folder in models/
 
 
 def shipped_model(what: str, flag: str) -> Path:
     """The model of kind `what` shipped in models/, for a verb whose `flag` was not given."""
-    folder, file_name = SHIPPED[what]
-    path = MODELS / folder / file_name
+    folder = SHIPPED[what]
+    path = MODELS / folder / FILE_OF[what]
     if not path.is_file():
         raise InputError(f"no {what} given ({flag}) and none shipped in {MODELS / folder}{hint()}")
     return path
 
 
-def model_file(path: str | Path, file_name: str, what: str) -> Path:
-    """The model file: `path` itself, or `path/file_name` when `path` is a folder."""
+def model_file(path: str | Path, what: str, given_by: str = "") -> Path:
+    """The model file of kind `what` (FILE_OF): `path` itself, or the trainer's file in it when
+    `path` is a folder; `given_by` (a flag or param) goes into the error."""
     path = Path(path)
     if path.is_dir():
-        path = path / file_name
+        path = path / FILE_OF[what]
     if not path.is_file():
-        raise InputError(f"{what} {path}: no such file or folder")
+        raise InputError(f"{what}{f' ({given_by})' if given_by else ''} {path}: no such file or folder")
     return path
 
 
@@ -63,8 +65,8 @@ def ship(trained: Path, what: str, out: Path, command: str) -> Path:
     """A trainer's out folder -> `out`: the model file with weights and config only (loadable with
     weights_only=True), config.json, metrics.json and MODEL_CARD.md with the file's sha256 and the
     command that trained it. Returns the model file."""
-    _, file_name = SHIPPED[what]
-    source = model_file(trained, file_name, what)
+    file_name = FILE_OF[what]
+    source = model_file(trained, what)
     state, _ = load_model_state(source, what)
     out.mkdir(parents=True, exist_ok=True)
     path = out / file_name
@@ -93,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, help="default: models/bsm or models/nndda")
     parser.add_argument("--command", required=True, help="the command that trained it (for the model card)")
     args = parser.parse_args(argv)
-    path = ship(args.trained, args.what, args.out or MODELS / SHIPPED[args.what][0], args.command)
+    path = ship(args.trained, args.what, args.out or MODELS / SHIPPED[args.what], args.command)
     print(f"wrote {path}")
 
 

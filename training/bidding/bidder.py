@@ -41,7 +41,7 @@ class Bidder:
     @classmethod
     def load(cls, path: str | Path, device: str = "cpu") -> "Bidder":
         """`path`: a training out folder (reads model.pt) or a model.pt / ckpt.pt file."""
-        path = model_file(path, "model.pt", "BSM")
+        path = model_file(path, "BSM")
         saved, _ = load_model_state(path, "BSM")
         try:
             model = BSM(BSMConfig(**saved["model_config"]))

@@ -32,7 +32,7 @@ from bridgeflow.dataset.atomic import atomic_path
 from bridgeflow.dataset.encodings import CARD_HCP
 from bridgeflow.dataset.errors import InputError, existing
 from bridgeflow.dataset.schema import SCHEMA_VERSION
-from bridgeflow.training.model_files import model_file
+from bridgeflow.training.model_files import FILE_OF, model_file
 from bridgeflow.training.params import ParamsArguments, load_section
 
 from .bsm_data import SPLITS, Corpus, batch_rows, load_corpus, selfplay_corpus
@@ -196,7 +196,7 @@ def _save(obj: dict, path: Path) -> None:
 def load_init(path: str | Path) -> tuple[dict, str]:
     """The weights of a finished BSM (model.pt, or its training folder) to warm-start from, and a
     hash of the file (a checkpoint only resumes from the same start)."""
-    path = model_file(path, "model.pt", "BSM (--init)")
+    path = model_file(path, "BSM", "--init")
     blob = path.read_bytes()
     return torch.load(path, weights_only=True)["model"], hashlib.blake2b(blob, digest_size=8).hexdigest()
 
@@ -395,7 +395,7 @@ def run(argv: list[str] | None = None) -> dict:
     metrics = {"schema_version": SCHEMA_VERSION, **report["metrics"], "steps": result["step"],
                "train_samples_per_s": result["samples_per_s"],
                **({"by_bidder": {name: part["metrics"] for name, part in by_bidder.items()}} if by_bidder else {})}
-    _save({"model_config": asdict(cfg.model()), "model": result["model"].state_dict(), "data": corpus.meta}, out / "model.pt")
+    _save({"model_config": asdict(cfg.model()), "model": result["model"].state_dict(), "data": corpus.meta}, out / FILE_OF["BSM"])
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     write_csv(out / "plots" / "train_log.csv", result["log"])
     write_csv(out / "plots" / "by_position.csv", report["by_position"])

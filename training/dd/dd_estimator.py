@@ -37,7 +37,7 @@ class DDEstimator:
     @classmethod
     def load(cls, path: str | Path) -> "DDEstimator":
         """The trainer's out folder (reads nndda.pt), its model file, or one of its resumable checkpoints."""
-        path = model_file(path, "nndda.pt", "NN-DDA")
+        path = model_file(path, "NN-DDA")
         state, data = load_model_state(path, "NN-DDA")
         try:
             model = NNDDA(NNDDAConfig(**NNDDAConfig.LEGACY | state["model_config"]))

@@ -37,6 +37,7 @@ from bridgeflow.dataset.errors import output_folder
 from bridgeflow.dataset.labels import label_files
 from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.dataset.splits import split_of
+from bridgeflow.training.model_files import FILE_OF
 from bridgeflow.training.params import ParamsArguments, load_section
 
 from . import symmetry
@@ -288,8 +289,8 @@ def run(argv: list[str] | None = None) -> dict:
     model, curve, seconds = train(config, owners[rows["train"]], tables[rows["train"]],
                                   (owners[rows["valid"]], tables[rows["valid"]]), out, fingerprint)
     save_atomic({"model_config": vars(model.config), "model": model.state_dict(), "params": asdict(config), "data": data},
-                out / "nndda.pt")
-    estimator = DDEstimator.load(out / "nndda.pt")
+                out / FILE_OF["NN-DDA"])
+    estimator = DDEstimator.load(out / FILE_OF["NN-DDA"])
 
     metrics = {"schema_version": SCHEMA_VERSION, "data": data, "num_params": model.num_params(),
                "train": {"steps": config.steps, "seconds": seconds, "samples_per_s": config.steps * config.batch_size / seconds}}

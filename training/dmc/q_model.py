@@ -38,12 +38,12 @@ from bridgeflow.dataset.encodings import NUM_CALLS
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.training.bidding.bsm_data import encode
 from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
-from bridgeflow.training.model_files import load_model_state, model_file
+from bridgeflow.training.model_files import FILE_OF, load_model_state, model_file
 
 LEVELS, STRAINS, JUMPS = 7, 5, 7
 CALL_FEATURES = 4 + LEVELS + STRAINS + JUMPS  # kind (pass, X, XX, bid), level, strain, jump
 HEADS = ("hcp_head", "length_head", "card_head", "call_head")  # the BSM's heads: Q keeps the trunk only
-Q_FILE = "q.pt"
+Q_FILE = FILE_OF["DMC Q network"]
 
 
 def static_call_features() -> torch.Tensor:
@@ -148,7 +148,7 @@ def decision_batch(hands: np.ndarray, calls: np.ndarray, dealer: np.ndarray, vul
 def from_bsm(path: str | Path, hidden: int, prior: float = 0.0, candidates: int = 0) -> QNetwork:
     """A Q network whose trunk is the imitation BSM's at `path` (folder or model.pt); with `prior`
     or `candidates`, its heads too (the BSM's policy)."""
-    file = model_file(path, "model.pt", "BSM")
+    file = model_file(path, "BSM")
     saved, _ = load_model_state(file, "BSM")
     try:
         network = QNetwork(QConfig(bsm=dict(saved["model_config"]), hidden=hidden, prior=prior, candidates=candidates))
@@ -162,7 +162,7 @@ def from_bsm(path: str | Path, hidden: int, prior: float = 0.0, candidates: int 
 
 def load_q(path: str | Path) -> QNetwork:
     """A trained Q network: the DMC out folder (q.pt), q.pt itself or the resumable ckpt.pt."""
-    file = model_file(path, Q_FILE, "DMC Q network")
+    file = model_file(path, "DMC Q network")
     saved, _ = load_model_state(file, "DMC Q network")
     try:
         network = QNetwork(QConfig(**saved["model_config"]))

@@ -258,7 +258,7 @@ def train(config: DMCConfig, out: str | Path, reward_factory=bridge_reward) -> d
     save_atomically(learner.network, out / Q_FILE)
     metrics = {"schema_version": SCHEMA_VERSION, "updates": learner.updates, "decisions": learner.decisions,
                "seconds": learner.seconds, "final_loss": float(rows[-1]["loss"]) if rows else None, "config": asdict(config),
-               "init": str(model_file(config.init, "model.pt", "BSM")), "run_key": run_key(config)}
+               "init": str(model_file(config.init, "BSM")), "run_key": run_key(config)}
     (out / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")
     (out / "MODEL_CARD.md").write_text(model_card(metrics, learner.network.config))
     return metrics

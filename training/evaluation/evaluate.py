@@ -75,7 +75,7 @@ from bridgeflow.dataset.scoring import imps, score_ns
 from bridgeflow.dataset.splits import in_split
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.dd.exact_dd import ExactDD
-from bridgeflow.training.dmc.q_model import Q_FILE, DMCAgent, load_q
+from bridgeflow.training.dmc.q_model import DMCAgent, load_q
 from bridgeflow.training.model_files import model_file, shipped_model
 from bridgeflow.training.search.monte_carlo import (
     MonteCarloSearch,
@@ -348,7 +348,7 @@ class AgentFactory:
         self.searches: list[MonteCarloSearch] = []
 
     def bidder(self, path: str | Path | None) -> Bidder:
-        file = model_file(path or shipped_model("BSM", "--bsm"), "model.pt", "BSM")
+        file = model_file(path or shipped_model("BSM", "--bsm"), "BSM")
         if file not in self.bidders:
             self.bidders[file] = Bidder.load(file)
             self.checkpoints[str(file)] = file_hash(file)
@@ -369,7 +369,7 @@ class AgentFactory:
         if kind == "dmc":  # a DMC Q network, greedy (training/dmc)
             if not path:
                 raise InputError(f"agent {spec!r}: dmc needs @CHECKPOINT (a `bridgeflow dmc train` --out or its q.pt)")
-            file = model_file(path, Q_FILE, "DMC Q network")
+            file = model_file(path, "DMC Q network")
             self.checkpoints[str(file)] = file_hash(file)
             return DMCAgent(load_q(file), name=spec)
         bidder = self.bidder(path or self.bsm)
@@ -378,7 +378,7 @@ class AgentFactory:
         if self.scorer is None:
             self.scorer = load_scorer(self.search_config.dd, self.nndda)
             if self.search_config.dd == "nndda":
-                file = model_file(self.nndda or shipped_model("NN-DDA", "--nndda"), "nndda.pt", "NN-DDA")
+                file = model_file(self.nndda or shipped_model("NN-DDA", "--nndda"), "NN-DDA")
                 self.checkpoints[str(file)] = file_hash(file)
         self.searches.append(MonteCarloSearch(bidder, self.scorer, self.search_config))
         return SearchAgent(self.searches[-1], name=spec)
