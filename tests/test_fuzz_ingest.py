@@ -6,8 +6,9 @@ CR, LF), UTF-16 LE/BE and UTF-8 with a BOM, and UTF-8, cp1252 and latin-1 for fi
 text; and (issue 38) a byte order mark at the start of a board's line, a zero-width space, a PBN
 comment closed by ']', a number in other digits ('²', '¹⁰') or too large for its column, a '-' in
 [Play], a junk line before a LIN board, an upper-case QX, PBN tag names in other cases, and the file
-concatenated with itself (as is, after a BOM, with an error page between LIN copies) (from
-8 sources, about 370 files; the whole test takes about 20 s on two busy cores).
+concatenated with itself (as is, after a BOM, with an error page between LIN copies), plus a
+named pipe among the files (skipped, never opened) (from 8 sources, about 370 files; the whole test
+takes about 20 s on two busy cores).
 
 Per mutated file: the run completes; the manifest says read = accepted + quarantined; the shards
 (records/, quarantine/) hold exactly the manifest's counts per file, by reason; and every board of
@@ -29,6 +30,7 @@ board after a BOM between copies lists the repair) and the quarantine reasons th
 from __future__ import annotations
 
 import codecs
+import os
 import random
 import re
 from collections import Counter
@@ -252,6 +254,8 @@ def test_mutated_real_files_in_one_run(real_data, tmp_path):
     for case in cases:
         (inputs / case.name).write_bytes(case.data)
     assert len(cases) >= 250
+    fifo = inputs / "fifo.pbn"  # a named pipe among the files: skipped, never waited on
+    os.mkfifo(fifo)
 
     out = tmp_path / "out"
     manifest = ingest.run(["--input", str(inputs), "--out", str(out), "--runner", "FnApiRunner", "--workers", "1"])
@@ -308,5 +312,6 @@ def test_mutated_real_files_in_one_run(real_data, tmp_path):
                 failures.append(f"{case.name} ({case.kind}): not read as the clean file: "
                                 f"{[(row['source_line'], row['reason'], row['message']) for row in rejected]}")
     assert not failures, "\n".join(failures)
+    assert manifest["skipped_files"] == [{"file": str(fifo), "why": "not a regular file: a FIFO (named pipe)"}]
     kinds = Counter(case.kind for case in cases)
     assert manifest["files"] == len(cases) + len(clean_data), kinds
