@@ -116,9 +116,17 @@ class Chromium:
         started = time.perf_counter()
         url = Path(path).resolve().as_uri() + (f"#{quote(fragment, safe='')}" if fragment else "")
         self.send("Page.navigate", session=True, url=url)
-        while not any(event.get("method") == "Page.loadEventFired" for event in self.events):
-            self.keep(self.read())
-        return time.perf_counter() - started
+        document = url.split("#")[0]
+        ready = "document.readyState === 'complete' ? location.href.split('#')[0] : ''"
+        seen = 0
+        while True:  # a load event may be the previous page's, arriving late: check it is this one's
+            loads = sum(event.get("method") == "Page.loadEventFired" for event in self.events)
+            if loads > seen:
+                seen = loads
+                if self.evaluate(ready) == document:
+                    return time.perf_counter() - started
+            else:
+                self.keep(self.read())
 
     def evaluate(self, expression: str):
         """The value of a JavaScript expression in the page (JSON-able values; awaits a promise)."""
