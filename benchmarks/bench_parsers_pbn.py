@@ -17,7 +17,8 @@ from pathlib import Path
 
 from endplay.parsers import pbn as endplay_pbn
 
-from bridgeflow.dataset.pbn import format_pbn, parse_pbn
+from bridgeflow.dataset.pbn import parse_pbn
+from bridgeflow.dataset.pbn_writer import format_pbn
 from bridgeflow.dataset.record import BoardRecord
 
 SAMPLES = {

@@ -1,8 +1,9 @@
-"""PBN (Portable Bridge Notation 1.0-2.1) reader and writer.
+"""PBN (Portable Bridge Notation 1.0-2.1) reader, and where a large file can be cut into pieces.
 
 `parse_pbn` turns the bytes of one file into one `BoardRecord` or `Rejected` per game, in file
 order, and never raises for bad input: a bad game is quarantined and the next one is read.
-`format_pbn` writes one record as a game that `parse_pbn` reads back to an equal record.
+`range_starts` says where a large file can be cut so that its pieces parse as the whole would.
+The writer, `format_pbn`, is pbn_writer.py.
 
 The reader only reads syntax and what each tag says; `validate.check` applies the bridge rules
 (legal auction, contract matches auction, play possible) afterwards.
@@ -87,23 +88,12 @@ import numpy as np
 
 from . import facit
 from .auction import IllegalCall
-from .encodings import (
-    PASS,
-    RANKS,
-    SEATS,
-    STRAINS,
-    VUL_NAMES,
-    call_name,
-    parse_call,
-    parse_card,
-    parse_pbn_hand,
-    partner,
-)
+from .encodings import PASS, SEATS, STRAINS, parse_call, parse_card, parse_pbn_hand, partner
 from .record import NOT_PLAYED, BoardRecord, Reason, RecordError, Rejected, Repair, trick_winner
 from .text import INT8_MAX, INT32_MAX, any_line_between, bom_encoding, drop_invisible, is_wide, parse_count
 from .validate import owner_from_hands, replay_to_end
 
-__all__ = ["parse_pbn", "format_pbn", "range_starts"]
+__all__ = ["parse_pbn", "range_starts", "trump_of", "DDT_CELLS"]
 
 # ---------------------------------------------------------------- lexical structure
 
@@ -162,7 +152,7 @@ _STRAIN_OF = {"C": 0, "D": 1, "H": 2, "S": 3, "N": 4, "NT": 4}
 _CONTRACT = re.compile(r"([1-7])(NT|[CDHSN])(X{0,2})", re.I)
 _RESULT_BY_SIDE = re.compile(r"(NS|EW)\s+(\S+)(?:\s+(NS|EW)\s+(\S+))?", re.I)
 # DoubleDummyTricks digit order: declarer N,S,E,W; strains NT,S,H,D,C within each.
-_DDT_CELLS = tuple(seat * 5 + strain for seat in (0, 2, 1, 3) for strain in (4, 3, 2, 1, 0))
+DDT_CELLS = tuple(seat * 5 + strain for seat in (0, 2, 1, 3) for strain in (4, 3, 2, 1, 0))
 _DD_COLUMNS = {"declarer": "declarer", "denomination": "strain", "suit": "strain", "strain": "strain",
                "denom": "strain", "result": "tricks", "tricks": "tricks"}
 
@@ -498,7 +488,7 @@ def _fill_record(record: BoardRecord, game: _Game, values: dict[str, str], point
     elif "Auction" in game.tags:
         _parse_auction(record, values["Auction"], game.tags["Auction"].words, game.notes)
     if "Play" in game.tags:
-        record.play = _parse_play(values["Play"], game.tags["Play"].words, _trump(record))
+        record.play = _parse_play(values["Play"], game.tags["Play"].words, trump_of(record))
     record.dd_tricks = _parse_dd(values, game)
     for name, value in values.items():
         if name not in _INTERPRETED:
@@ -856,7 +846,7 @@ def _played_order(columns: list[int | None], first_column: int, trump: int) -> l
     return play
 
 
-def _trump(record: BoardRecord) -> int | None:
+def trump_of(record: BoardRecord) -> int | None:
     """Strain of the stated contract, else of the auction's; None when neither is known."""
     if record.contract_level is not None:
         return record.contract_strain if record.contract_level > 0 else None
@@ -877,7 +867,7 @@ def _parse_dd(values: dict[str, str], game: _Game) -> list[int | None] | None:
     if ddt:
         if len(ddt) != 20 or any(digit not in "0123456789abcdefABCDEF" for digit in ddt):
             raise RecordError(Reason.SYNTAX, f"{ddt!r} is not 20 hex digits", "DoubleDummyTricks")
-        for cell, digit in zip(_DDT_CELLS, ddt):
+        for cell, digit in zip(DDT_CELLS, ddt):
             cells[cell] = int(digit, 16)
         given = True
     if "OptimumResultTable" in values:
@@ -981,154 +971,3 @@ def _segment_text(segment: bytes, at_file_start: bool) -> str | None:
         return drop_invisible(segment.decode("utf-8"))[0]
     except UnicodeDecodeError:
         return None
-
-
-# ---------------------------------------------------------------- writing
-
-_CALL_TEXT = tuple("Pass" if call == PASS else call_name(call) for call in range(38))
-_CARD_TEXT = tuple("CDHS"[card // 13] + RANKS[card % 13] for card in range(52))
-
-
-def _pbn_hand_order() -> np.ndarray:
-    """The card at each letter of "AKQJT98765432.AKQJT98765432.(...)" (S,H,D,C); 0 under a dot."""
-    order: list[int] = []
-    for suit in (3, 2, 1, 0):
-        order.extend(suit * 13 + rank for rank in range(12, -1, -1))
-        order.append(0)
-    return np.array(order[:-1])
-
-
-# A hand is written by keeping, from all 52 rank letters and the 3 dots, the letters it holds.
-_PBN_LETTERS = np.frombuffer(b".".join([b"AKQJT98765432"] * 4), dtype=np.uint8)
-_PBN_DOTS = _PBN_LETTERS == ord(".")
-_PBN_ORDER = _pbn_hand_order()
-
-
-def format_pbn(record: BoardRecord) -> str:
-    """One PBN game (ending in a newline, no blank line) that parse_pbn reads back to `record`.
-
-    A text value starting with '#' would be read as a tag copy; no such record is expected."""
-    lines: list[str] = []
-    tag = lines.append
-    for name, value in (("Event", record.event), ("Site", record.site), ("Date", record.date)):
-        if value is not None:
-            tag(f'[{name} "{_escape(value)}"]')
-    if record.board is not None:
-        tag(f'[Board "{record.board}"]')
-    if record.players is not None:
-        for name, seat in (("West", 3), ("North", 0), ("East", 1), ("South", 2)):
-            if record.players[seat] is not None:
-                tag(f'[{name} "{_escape(record.players[seat])}"]')
-    if record.dealer is not None:
-        tag(f'[Dealer "{SEATS[record.dealer]}"]')
-    if record.vulnerability is not None:
-        tag(f'[Vulnerable "{VUL_NAMES[record.vulnerability]}"]')
-    # Written even when unknown: a game without Deal and Board would inherit the previous deal.
-    tag(f'[Deal "{_deal_text(record.owner, record.dealer or 0)}"]' if record.owner is not None else '[Deal ""]')
-    if record.scoring is not None:
-        tag(f'[Scoring "{_escape(record.scoring)}"]')
-    if record.award_table is not None:
-        if record.scoring != facit.FACIT:
-            raise ValueError(f'an award table needs [Scoring "{facit.FACIT}"]')
-        tag("{" + " ".join(f"{contract} {points}" for contract, points in record.award_table) + "}")
-    if record.declarer is not None:
-        tag(f'[Declarer "{SEATS[record.declarer]}"]')
-    if record.contract_level is not None:
-        tag(f'[Contract "{_contract_text(record)}"]')
-    if record.tricks is not None:
-        tag(f'[Result "{record.tricks}"]')
-    if record.room is not None:
-        tag(f'[Room "{_escape(record.room.capitalize() if record.room in ("open", "closed") else record.room)}"]')
-    if record.source_score is not None:
-        tag(f'[Score "{_escape(record.source_score)}"]')
-    if record.auction is not None:
-        _write_auction(record, lines)
-    if record.problem_script is not None:
-        if record.dealer is None or record.award_table is None or record.auction is not None:
-            raise ValueError("a problem's script needs a dealer and an award table, and no auction")
-        tag(f'[Auction "{SEATS[record.dealer]}"]')
-        tag(" ".join(facit.OUR_CALL if call == facit.OUR_CALL_INDEX else _CALL_TEXT[call]
-                     for call in record.problem_script))
-    if record.play:
-        _write_play(record, lines)
-    if record.dd_tricks is not None:
-        _write_dd(record.dd_tricks, lines)
-    for name, value in record.tags.items():
-        first, newline, section = value.partition("\n")
-        tag(f'[{name} "{_escape(first)}"]')
-        if newline:
-            tag(section)
-    lines.append("")
-    return "\n".join(lines)
-
-
-def _escape(value: str) -> str:
-    if "\\" in value or '"' in value:
-        return value.replace("\\", "\\\\").replace('"', '\\"')
-    return value
-
-
-def _deal_text(owner: np.ndarray, first: int) -> str:
-    """'N:AK5.QT2..J9876 ...' with '-' for an unknown hand, starting with `first`."""
-    in_pbn_order = np.asarray(owner)[_PBN_ORDER]
-    hands = []
-    for offset in range(4):
-        held = in_pbn_order == (first + offset) % 4
-        hands.append(_PBN_LETTERS[held | _PBN_DOTS].tobytes().decode("ascii") if held.any() else "-")
-    return f"{SEATS[first]}:" + " ".join(hands)
-
-
-def _contract_text(record: BoardRecord) -> str:
-    if record.contract_level == 0:
-        return "Pass"
-    return f"{record.contract_level}{STRAINS[record.contract_strain]}{'X' * (record.contract_doubled or 0)}"
-
-
-def _write_auction(record: BoardRecord, lines: list[str]) -> None:
-    if record.dealer is None:
-        raise ValueError("an auction needs a dealer")
-    tokens: list[str] = []
-    notes: list[str] = []
-    for index, call in enumerate(record.auction):
-        token = _CALL_TEXT[call]
-        if record.alerts and record.alerts[index]:
-            token += " !"
-        if record.explanations and record.explanations[index]:
-            notes.append(record.explanations[index])
-            token += f" ={len(notes)}="
-        tokens.append(token)
-    lines.append(f'[Auction "{SEATS[record.dealer]}"]')
-    lines.extend(" ".join(tokens[start:start + 4]) for start in range(0, len(tokens), 4))
-    lines.extend(f'[Note "{number}:{_escape(text)}"]' for number, text in enumerate(notes, 1))
-
-
-def _write_play(record: BoardRecord, lines: list[str]) -> None:
-    """The play as a table of tricks by columns from the opening leader, the inverse of _played_order."""
-    first_column = (record.declarer + 1) % 4 if record.declarer is not None else 0
-    trump = _trump(record)
-    play = record.play
-    lines.append(f'[Play "{SEATS[first_column]}"]')
-    leader = first_column
-    for start in range(0, len(play), 4):
-        trick = play[start:start + 4]
-        if trump is None:
-            row = ["-" if card == NOT_PLAYED else _CARD_TEXT[card] for card in trick]
-        else:
-            row = ["-"] * 4
-            for offset, card in enumerate(trick):
-                if card != NOT_PLAYED:
-                    row[(leader - first_column + offset) % 4] = _CARD_TEXT[card]
-            if len(trick) == 4:
-                leader = (leader + trick_winner(trick, trump)) % 4
-        lines.append(" ".join(row))
-    lines.append("*")
-
-
-def _write_dd(cells: list[int | None], lines: list[str]) -> None:
-    if all(value is not None and 0 <= value < 16 for value in cells):
-        lines.append(f'[DoubleDummyTricks "{"".join(format(cells[cell], "x") for cell in _DDT_CELLS)}"]')
-        return
-    lines.append('[OptimumResultTable "Declarer;Denomination\\2R;Result\\2R"]')
-    for cell, value in enumerate(cells):
-        if value is not None:
-            lines.append(f"{SEATS[cell // 5]} {STRAINS[cell % 5]:>2} {value:>2}")

@@ -35,7 +35,7 @@ from bridgeflow.dataset.auction import replay
 from bridgeflow.dataset.encodings import duplicate_dealer, duplicate_vulnerability, random_owner
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.dataset.lin import format_lin
-from bridgeflow.dataset.pbn import format_pbn
+from bridgeflow.dataset.pbn_writer import format_pbn
 from bridgeflow.dataset.record import BoardRecord
 from bridgeflow.training.bidding import rule_bidder
 from bridgeflow.training.evaluation import ben

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from bridgeflow.dataset import catalog, facit, pbn, schema
+from bridgeflow.dataset import catalog, facit, pbn, pbn_writer, schema
 from bridgeflow.dataset.encodings import parse_call
 from bridgeflow.dataset.record import BoardRecord, Reason, Rejected
 from bridgeflow.dataset.validate import check
@@ -275,7 +275,7 @@ def test_a_robots_results_board_is_a_board_played(tmp_path):
 
 def test_a_problem_writes_and_reads_back(odd_file):
     records = read(odd_file)
-    again = [check(item) for item in pbn.parse_pbn("\n".join(pbn.format_pbn(record) for record in records).encode(),
+    again = [check(item) for item in pbn.parse_pbn("\n".join(pbn_writer.format_pbn(record) for record in records).encode(),
                                                    "odd.pbn")]
     assert [(record.board, record.dealer, record.award_table, record.problem_script) for record in again] == [
         (record.board, record.dealer, record.award_table, record.problem_script) for record in records]
@@ -289,7 +289,7 @@ def test_a_problem_writes_and_reads_back(odd_file):
 ])
 def test_a_problem_that_would_not_read_back_is_not_written(fields, message):
     with pytest.raises(ValueError, match=message):
-        pbn.format_pbn(BoardRecord("f.pbn", "pbn", 0, 1, **fields))
+        pbn_writer.format_pbn(BoardRecord("f.pbn", "pbn", 0, 1, **fields))
 
 
 def test_the_ingest_and_the_challenge_read_damaged_problem_files_alike(shared_dir, tmp_path):

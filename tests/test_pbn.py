@@ -89,7 +89,8 @@ from hypothesis import strategies as st
 
 from bridgeflow.dataset.auction import AuctionState
 from bridgeflow.dataset.encodings import parse_call, parse_card
-from bridgeflow.dataset.pbn import format_pbn, parse_pbn
+from bridgeflow.dataset.pbn import parse_pbn
+from bridgeflow.dataset.pbn_writer import format_pbn
 from bridgeflow.dataset.lin import format_lin
 from bridgeflow.dataset.record import NOT_PLAYED, BoardRecord, Reason, Rejected, Repair
 from bridgeflow.dataset.validate import check

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bridgeflow.dataset.auction import replay
-from bridgeflow.dataset.pbn import format_pbn
+from bridgeflow.dataset.pbn_writer import format_pbn
 from bridgeflow.dataset.record import BoardRecord
 from bridgeflow.dataset.scoring import imps
 
