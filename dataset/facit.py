@@ -63,6 +63,7 @@ from .auction import AuctionState
 from .encodings import PASS, SEATS, call_name, deal_to_pbn, parse_call, parse_pbn_hand
 from .errors import InputError
 from .record import BoardRecord, Repair
+from .text import INT32_MAX, parse_count
 
 FACIT = "Facit"  # the [Scoring] value of a problem file's boards
 PASSED_OUT = "P"  # a table's award for passing the board out
@@ -236,6 +237,7 @@ def parse_table(words: Sequence[str], points_first: bool, repairs: list[Repair] 
     for contract, points in pairs:
         if not _POINTS.fullmatch(points):
             raise ValueError(f"points {points!r} for {contract!r} are not a whole number")
+        value = parse_count(points, INT32_MAX, "award_table", "a number of points")  # the column is int32
         upper = contract.strip().upper()
         if _NT_TYPO.fullmatch(upper):
             upper = _NT_TYPO.sub(r"\1N\2", upper)
@@ -243,7 +245,7 @@ def parse_table(words: Sequence[str], points_first: bool, repairs: list[Repair] 
         elif upper == _PASS_TYPO:
             upper = PASSED_OUT
             _name(repairs, Repair.FACIT_PASS_IN_TABLE)
-        table.append(Award(normalise_contract(upper), int(points)))
+        table.append(Award(normalise_contract(upper), value))
     return tuple(table)
 
 

@@ -181,6 +181,7 @@ def test_the_real_unclosed_table(shared_dir):
     (game(2, "{ 2S 10 2X 6 }"), "Scoring: award table: not a contract: '2X'"),
     (game(2, "{ 2S 10 3S }"), "Scoring: award table: 3 words, not (contract, points) pairs"),
     (game(2, "{ 2S ¹⁰ }"), "Scoring: award table: points '¹⁰' for '2S' are not a whole number"),
+    (game(2, "{ 2S 3000000000 }"), "Scoring: award table: 3000000000 is above 2147483647, the largest a number of points"),
     (game(1, "{ 2S 10 }"), "board 1 again (first at line 2)"),
     (game(2, "{ 2S 10 }").replace('[Board "2"]\n', ""), "no [Board] number"),
     (game(2, "{ 2S 10 }").replace('[Dealer "N"]', '[Dealer ""]').replace("[ Auction", "[Hidden"), "no [Dealer]"),
