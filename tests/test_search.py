@@ -82,6 +82,39 @@ def test_scores_are_dd_scores_for_the_players_side(bidder):
         assert got.tolist() == (sign * np.array(expected)).tolist()
 
 
+class FixedDistributions(EstimatedDD):
+    """An NN-DDA stub: the same trick distribution [4, 5, 14] for every deal."""
+
+    def __init__(self, probs):
+        self.probs = np.asarray(probs, float)
+
+    def tricks(self, owners, deal, declarer, strain):
+        return self.probs.argmax(-1)[declarer, strain]
+
+    def trick_probabilities(self, owners, deal, declarer, strain):
+        return self.probs[declarer, strain]
+
+
+def test_expected_scores_average_over_the_trick_distribution(bidder):
+    auctions = AuctionBatch(0, 2)  # 4S by N, then a passed-out board
+    for step, row in enumerate(zip(calls("1S P 4S P P P"), calls("P P P P") + [-1, -1])):
+        auctions.add(np.array(row, np.int16))
+    owners = np.stack([random_owner(0, 0)])
+    sure = np.zeros((4, 5, 14))
+    sure[..., 10] = 1.0  # every cell: 10 tricks for certain
+    split = sure.copy()
+    split[0, 3] = 0.0
+    split[0, 3, [9, 10]] = 0.5  # N in spades: 9 or 10 tricks, 50:50
+    for probs, want in [(sure, score_ns(4, 3, 0, 0, 0, 10)),
+                        (split, (score_ns(4, 3, 0, 0, 0, 9) + score_ns(4, 3, 0, 0, 0, 10)) / 2)]:
+        expected = MonteCarloSearch(bidder, FixedDistributions(probs), SearchConfig(nndda_scores="expected"))
+        argmax = MonteCarloSearch(bidder, FixedDistributions(probs), SearchConfig())
+        got = expected.scores(auctions, owners, vul=0, player=1)
+        assert got.tolist() == [[-want], [0.0]]
+        if probs is sure:  # a certain network: the same scores either way
+            assert argmax.scores(auctions, owners, vul=0, player=1).tolist() == got.tolist()
+
+
 @pytest.mark.parametrize("datum", ["mean", "best", "prior"])
 def test_imps_against_each_datum(bidder, datum):
     scores = np.array([[420.0, -50.0], [170.0, 620.0], [-100.0, 100.0]])

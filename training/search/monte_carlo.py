@@ -84,6 +84,7 @@ class SearchConfig:
     last_look_prior: float = 0.05  # their prior counts as at least this in the choice (lower: a rescue needs more IMPs)
     rollout: str = "greedy"  # greedy | sample: the BSM's calls in the rollouts
     dd: str = "nndda"  # nndda | dds: exact DDS of the contracts reached, in a child process
+    nndda_scores: str = "argmax"  # dd=nndda: argmax (the score of the likeliest trick count) | expected (over its distribution)
     exact_top: int = 0  # dd=nndda: rescore this many best candidates with exact DDS on the same deals (0: none)
     imps_vs: str = "mean"  # mean | best | prior: the datum each candidate's score is IMPed against
     prior_temperature: float = 2.0  # IMPs per nat of log P_BSM(call) (soft update); 0 = the search replaces the prior
@@ -91,7 +92,7 @@ class SearchConfig:
 
     def __post_init__(self):
         choices = {"selection": SELECTIONS, "candidates": ("topk", "all", "mass"), "rollout": ("greedy", "sample"),
-                   "dd": ("nndda", "dds"), "imps_vs": ("mean", "best", "prior")}
+                   "dd": ("nndda", "dds"), "nndda_scores": ("argmax", "expected"), "imps_vs": ("mean", "best", "prior")}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"search.{name} must be one of {allowed}, not {getattr(self, name)!r}")
@@ -116,6 +117,10 @@ class EstimatedDD:
 
     def tricks(self, owners, deal, declarer, strain) -> np.ndarray:
         return self.estimator.tables(owners)[deal, declarer, strain]
+
+    def trick_probabilities(self, owners, deal, declarer, strain) -> np.ndarray:
+        """float[n, 14]: P(declarer[i] takes k tricks in strain[i] on deal owners[deal[i]])."""
+        return self.estimator.trick_distributions(owners)[deal, declarer, strain]
 
 
 @dataclass
@@ -295,12 +300,21 @@ class MonteCarloSearch:
         deals = np.arange(len(owners)) if deals is None else deals
         level, strain, doubled, declarer = (x.reshape(-1, len(owners))[np.ix_(candidates, deals)]
                                             for x in auctions.contracts())
-        played = level > 0
-        tricks = np.zeros(level.shape, np.int64)
-        tricks[played] = (dd or self.dd).tricks(owners, deals[np.nonzero(played)[1]], declarer[played], strain[played])
+        played, scorer = level > 0, dd or self.dd
         vulnerable = np.where(declarer % 2 == 0, vul in (VUL_NS, VUL_BOTH), vul in (VUL_EW, VUL_BOTH))
-        points = contract_scores(level, strain, doubled, vulnerable, tricks)
-        return np.where(declarer % 2 == player % 2, points, -points).astype(float)
+        on_deal = deals[np.nonzero(played)[1]]
+        if self.config.nndda_scores == "expected" and isinstance(scorer, EstimatedDD):
+            # The score averaged over NN-DDA's trick distribution: a contract it thinks 50:50 to make
+            # scores between making and failing, not whichever side of the line the argmax fell.
+            probs = scorer.trick_probabilities(owners, on_deal, declarer[played], strain[played])
+            outcomes = contract_scores(*(x[played][:, None] for x in (level, strain, doubled, vulnerable)), np.arange(14))
+            points = np.zeros(level.shape)
+            points[played] = (probs * outcomes).sum(axis=1)
+        else:
+            tricks = np.zeros(level.shape, np.int64)
+            tricks[played] = scorer.tricks(owners, on_deal, declarer[played], strain[played])
+            points = contract_scores(level, strain, doubled, vulnerable, tricks).astype(float)
+        return np.where(declarer % 2 == player % 2, points, -points)
 
     def imps(self, scores: np.ndarray) -> np.ndarray:
         """float[candidate, deal] IMPs of each candidate against the configured datum on that deal."""
