@@ -323,6 +323,12 @@ def test_the_last_look_adds_the_cheapest_bid_of_each_strain_and_the_double_when_
     again = MonteCarloSearch(bidder, dd, SearchConfig(samples=3, oversample=1, last_look=True)).search(
         HAND, calls("1H P 2H"), 0, 0, without_pass)
     assert len(again.candidates) == 2  # no Pass among the candidates: nothing to look at
+    after_grand = calls("1C P 7NT P")  # nothing is left to bid, double or redouble: Pass and 7NT's own continuation only
+    assert search_module.alternatives(replay(0, after_grand)).tolist() == []
+    grand_prior = np.zeros(38)
+    grand_prior[parse_call("P")] = 1.0
+    grand = MonteCarloSearch(bidder, dd, SearchConfig(samples=3, oversample=1, last_look=True, candidates="mass"))
+    assert grand.search(HAND, after_grand, 0, 0, grand_prior).call == parse_call("P")
 
 
 class ExactTables:

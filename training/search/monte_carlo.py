@@ -408,7 +408,8 @@ def alternatives(state: AuctionState) -> np.ndarray:
     """The last look's calls: the cheapest legal bid in each strain, and double or redouble when legal."""
     legal = state.legal_mask()
     bids = [next((call for call in range(3 + strain, NUM_CALLS, 5) if legal[call]), None) for strain in range(5)]
-    return np.array(sorted({call for call in bids if call is not None} | set(np.flatnonzero(legal[[DOUBLE, REDOUBLE]]) + DOUBLE)))
+    found = {call for call in bids if call is not None} | set(np.flatnonzero(legal[[DOUBLE, REDOUBLE]]) + DOUBLE)
+    return np.array(sorted(found), np.int64)  # int even when empty (after 7NT: no bid, no X/XX)
 
 
 def load_scorer(kind: str, nndda: str | Path | None) -> DDScorer:
