@@ -50,7 +50,6 @@ from itertools import combinations
 from pathlib import Path
 from typing import Sequence
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
@@ -66,9 +65,9 @@ from bridgeflow.training.search.monte_carlo import SearchConfig
 from .agents import Agent
 from .ben import BenAgent
 from .board_report import write_report
-from .evaluate import AgentFactory, timing_summary
+from .evaluate import AgentFactory
+from .statistics import BOOTSTRAP_DRAWS, paired_bootstrap_percent, timing_summary
 
-BOOTSTRAP_DRAWS = 10_000
 KINDS = ("uncontested", "scripted")
 
 LOG_SCHEMA = pa.schema([
@@ -171,17 +170,10 @@ def totals(rows: Sequence[dict]) -> dict:
 
 def paired_interval(first: Sequence[dict], second: Sequence[dict], seed: int) -> dict:
     """The difference in percent (first - second) on the same boards, with a paired bootstrap 95%
-    interval over boards (BOOTSTRAP_DRAWS draws, a fixed seed)."""
-    difference = np.array([a["points"] - b["points"] for a, b in zip(first, second)], float)
-    best = np.array([a["top_points"] for a in first], float)
-    if not len(best):  # every problem skipped
-        return {"difference": 0.0, "low": 0.0, "high": 0.0, "boards": 0}
-    draws = np.random.default_rng(seed).integers(0, len(best), (BOOTSTRAP_DRAWS, len(best)))
-    sums = best[draws].sum(axis=1)
-    percents = 100.0 * difference[draws].sum(axis=1) / np.where(sums > 0, sums, 1.0)
-    low, high = np.percentile(percents, [2.5, 97.5])
-    return {"difference": 100.0 * difference.sum() / best.sum() if best.sum() else 0.0,
-            "low": float(low), "high": float(high), "boards": len(best)}
+    interval over boards (BOOTSTRAP_DRAWS draws, a fixed seed), as metrics.json has it."""
+    interval = paired_bootstrap_percent([a["points"] - b["points"] for a, b in zip(first, second)],
+                                        [a["top_points"] for a in first], seed)
+    return {"difference": interval.estimate, "low": interval.low, "high": interval.high, "boards": interval.boards}
 
 
 def summarise(rows: list[dict], agents: Sequence[str], seed: int) -> dict:

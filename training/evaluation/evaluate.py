@@ -90,10 +90,10 @@ from . import ben
 from .agents import Agent, BSMAgent, RuleAgent, SearchAgent
 from .board_report import write_report
 from .match_pbn import match_pbn
+from .statistics import normal_interval, timing_summary
 
 log = logging.getLogger(__name__)
 AGENT_KINDS = ("rule", "bsm", "bsm-sample", "search", "dmc", *ben.AGENTS)
-Z95 = 1.959964
 COMMIT_SECONDS = 30.0  # a kill loses about this much play at most
 
 
@@ -318,18 +318,11 @@ def partner_match(match: str, agent: Agent, partner: Agent, boards: Boards, seed
 
 
 def summary(values: Sequence[float]) -> dict:
-    """Mean, standard error and normal 95% interval of per-board IMPs (None where undefined)."""
-    values = np.asarray(values, float)
-    n = len(values)
-    if n < 2:
-        return {"mean_imps": float(values.mean()) if n else None, "se": None, "ci95": None, "boards": n}
-    mean, se = float(values.mean()), float(values.std(ddof=1) / np.sqrt(n))
-    return {"mean_imps": mean, "se": se, "ci95": [mean - Z95 * se, mean + Z95 * se], "boards": n}
-
-
-def timing_summary(seconds: list[float]) -> dict:
-    ms = np.asarray(seconds) * 1000
-    return {"decisions": len(ms), "mean_ms": float(ms.mean()), "p95_ms": float(np.percentile(ms, 95))}
+    """Mean IMPs, standard error and normal 95% interval of per-board IMPs, as metrics.json has
+    them (None where undefined)."""
+    interval = normal_interval(values)
+    return {"mean_imps": interval.estimate, "se": interval.se,
+            "ci95": None if interval.low is None else [interval.low, interval.high], "boards": interval.boards}
 
 
 def file_hash(path: str | Path) -> str:
