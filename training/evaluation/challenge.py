@@ -41,7 +41,6 @@ file with no problem (empty, or without award tables) is a warning (`facit.read_
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import re
 import time
@@ -57,6 +56,7 @@ from tqdm import tqdm
 
 from bridgeflow.dataset import facit
 from bridgeflow.dataset.auction import AuctionState, Contract
+from bridgeflow.dataset.digests import seed_of
 from bridgeflow.dataset.encodings import PASS, SEATS, VUL_NAMES, call_name, hand_to_pbn, parse_call
 from bridgeflow.dataset.errors import InputError, existing
 from bridgeflow.training.params import ParamsArguments
@@ -135,8 +135,7 @@ def top_contracts(table: facit.Table) -> str:
 
 
 def board_seed(seed: int, file: str, board: int) -> int:
-    key = f"{seed}\0{file}\0{board}".encode()
-    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little")
+    return seed_of(seed, file, board)
 
 
 def play(problem_files: dict[str, list[facit.Problem]], agents: dict[str, Agent], seed: int,

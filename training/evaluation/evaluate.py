@@ -43,7 +43,6 @@ KEY plays only the boards not yet committed and writes the same boards.parquet a
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
 import multiprocessing
@@ -67,6 +66,7 @@ from tqdm import tqdm
 from bridgeflow.dataset.atomic import write_table
 from bridgeflow.dataset.auction import AuctionState
 from bridgeflow.dataset.dd import SOLVER_NAME
+from bridgeflow.dataset.digests import digest, file_digest, key_digest, seed_of
 from bridgeflow.dataset.encodings import duplicate_dealer, duplicate_vulnerability, hands_from_owner
 from bridgeflow.dataset.errors import InputError, existing, output_folder
 from bridgeflow.dataset.labels import read_labels
@@ -119,7 +119,7 @@ class Boards:
 
     @property
     def hash(self) -> str:
-        return hashlib.blake2b(self.deal_ids.astype("<u8").tobytes(), digest_size=8).hexdigest()
+        return digest(self.deal_ids.astype("<u8").tobytes())
 
 
 def load_boards(dd_store: str | Path, count: int, board_file: str | Path | None = None) -> Boards:
@@ -166,8 +166,7 @@ def read_board_list(path: str | Path) -> np.ndarray:
 
 
 def table_seed(seed: int, match: str, deal_id: int, table: int) -> int:
-    key = f"{seed}\0{match}\0{deal_id}\0{table}".encode()
-    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little")
+    return seed_of(seed, match, deal_id, table)
 
 
 def play(seats: Sequence[Agent], owner: np.ndarray, dealer: int, vul: int, timings: dict[str, list],
@@ -325,10 +324,6 @@ def summary(values: Sequence[float]) -> dict:
             "ci95": None if interval.low is None else [interval.low, interval.high], "boards": interval.boards}
 
 
-def file_hash(path: str | Path) -> str:
-    return hashlib.blake2b(Path(path).read_bytes(), digest_size=8).hexdigest()
-
-
 class AgentFactory:
     """Builds agents from names like `search`, `bsm@path/model.pt` or `ben`; loads each model once
     (and starts this process's BEN server once)."""
@@ -344,7 +339,7 @@ class AgentFactory:
         file = model_file(path or shipped_model("BSM", "--bsm"), "BSM")
         if file not in self.bidders:
             self.bidders[file] = Bidder.load(file)
-            self.checkpoints[str(file)] = file_hash(file)
+            self.checkpoints[str(file)] = file_digest(file)
         return self.bidders[file]
 
     def make(self, spec: str) -> Agent:
@@ -357,13 +352,13 @@ class AgentFactory:
             if path:
                 raise InputError(f"agent {spec!r}: BEN takes no @CHECKPOINT (its models are BEN's onnx.conf)")
             for file in ben.ben_files().values():
-                self.checkpoints[str(file)] = file_hash(file)
+                self.checkpoints[str(file)] = file_digest(file)
             return ben.BenAgent(kind)
         if kind == "dmc":  # a DMC Q network, greedy (training/dmc)
             if not path:
                 raise InputError(f"agent {spec!r}: dmc needs @CHECKPOINT (a `bridgeflow dmc train` --out or its q.pt)")
             file = model_file(path, "DMC Q network")
-            self.checkpoints[str(file)] = file_hash(file)
+            self.checkpoints[str(file)] = file_digest(file)
             return DMCAgent(load_q(file), name=spec)
         bidder = self.bidder(path or self.bsm)
         if kind != "search":
@@ -372,7 +367,7 @@ class AgentFactory:
             self.scorer = load_scorer(self.search_config.dd, self.nndda)
             if self.search_config.dd == "nndda":
                 file = model_file(self.nndda or shipped_model("NN-DDA", "--nndda"), "NN-DDA")
-                self.checkpoints[str(file)] = file_hash(file)
+                self.checkpoints[str(file)] = file_digest(file)
         self.searches.append(MonteCarloSearch(bidder, self.scorer, self.search_config))
         return SearchAgent(self.searches[-1], name=spec)
 
@@ -483,7 +478,7 @@ def run_key(config: EvalConfig, boards: Boards, factory: AgentFactory) -> str:
     decisive = {"evaluate": asdict(config) | {"workers": None}, "search": asdict(factory.search_config), "boards": boards.hash,
                 "checkpoints": factory.checkpoints, "defaults": [str(factory.bsm), str(factory.nndda)],
                 "progress": str(PROGRESS_SCHEMA)}  # parts of another layout are not resumed
-    return hashlib.blake2b(json.dumps(decisive, sort_keys=True).encode(), digest_size=8).hexdigest()
+    return key_digest(decisive)
 
 
 def evaluate(config: EvalConfig, boards: Boards, factory: AgentFactory,

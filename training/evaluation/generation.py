@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
 import json
 import shutil
 import time
@@ -43,6 +42,7 @@ from pathlib import Path
 import torch
 
 from bridgeflow.dataset import facit
+from bridgeflow.dataset.digests import key_digest
 from bridgeflow.dataset.errors import InputError, existing, output_folder
 from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.training.params import ParamsArguments
@@ -82,9 +82,8 @@ def play_matches(agents: dict[str, str], matches: list[str], boards: Boards, fac
         first, sep, second = match.partition(":")
         if not sep or first not in labelled or second not in labelled:
             raise InputError(f"--match {match!r}: want A:B with A and B among {sorted(labelled)}")
-    key = hashlib.blake2b(json.dumps({"agents": agents, "matches": matches, "boards": boards.hash, "seed": seed,
-                                      "checkpoints": factory.checkpoints}, sort_keys=True).encode(),
-                          digest_size=8).hexdigest()
+    key = key_digest({"agents": agents, "matches": matches, "boards": boards.hash, "seed": seed,
+                      "checkpoints": factory.checkpoints})
     progress = Progress(progress_root / key if progress_root else None)
     results = {}
     for match in matches:
