@@ -7,10 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -394,39 +390,3 @@ def test_every_table_is_written_as_pbn_that_ingest_reads_back(store, models, tmp
                        for row in pq.read_table(shard).to_pylist()), key=lambda row: row["source_position"])
     assert [row["auction"] for row in ingested] == [row["auctions"][table] for row, table in tables]
     assert [row["contract_level"] for row in ingested] == [record.contract_level for record in records]
-
-
-def test_a_worker_ends_when_its_parent_is_killed(tmp_path):
-    """A killed run's workers stop within seconds instead of playing on through their boards."""
-    script = tmp_path / "run.py"
-    script.write_text(
-        "import multiprocessing, os, signal, sys, threading, time\n"
-        "from bridgeflow.training.evaluation.evaluate import exit_with_parent\n"
-        "def work(ready):\n"
-        "    threading.Thread(target=exit_with_parent, daemon=True).start()\n"
-        "    ready.set()\n"
-        "    time.sleep(60)  # a long board\n"
-        "if __name__ == '__main__':\n"
-        "    context = multiprocessing.get_context('spawn')\n"
-        "    ready = context.Event()\n"
-        "    worker = context.Process(target=work, args=(ready,))\n"
-        "    worker.start()\n"
-        "    assert ready.wait(60)\n"
-        "    open(sys.argv[1], 'w').write(str(worker.pid))\n"
-        "    os.kill(os.getpid(), signal.SIGKILL)  # the run is killed\n")
-    pid_file = tmp_path / "worker.pid"
-    subprocess.run([sys.executable, str(script), str(pid_file)], stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, timeout=60)
-    pid = int(pid_file.read_text())
-
-    def alive() -> bool:
-        try:
-            status = Path(f"/proc/{pid}/status").read_text()
-        except FileNotFoundError:
-            return False
-        return "\nState:\tZ" not in status  # a zombie has ended; its new parent may not reap it at once
-
-    deadline = time.monotonic() + 10
-    while alive() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not alive()

@@ -45,13 +45,9 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import multiprocessing
-import os
 import shutil
-import threading
 import time
 from collections import defaultdict
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -85,6 +81,7 @@ from bridgeflow.training.search.monte_carlo import (
     load_scorer,
 )
 from bridgeflow.training.params import ParamsArguments
+from bridgeflow.training.pools import spawn_pool
 
 from . import ben
 from .agents import Agent, BSMAgent, RuleAgent, SearchAgent
@@ -433,18 +430,9 @@ _worker: dict = {}
 
 
 def _start_worker(bsm, nndda, search_config: SearchConfig, matches: list[str], boards: Boards, seed: int) -> None:
-    threading.Thread(target=exit_with_parent, daemon=True).start()
     torch.set_num_threads(1)
     factory = AgentFactory(bsm, nndda, search_config)
     _worker.update(line_ups={match: line_up(match, factory) for match in matches}, boards=boards, seed=seed)
-
-
-def exit_with_parent() -> None:
-    """Ends this worker once the process that started it is gone. A killed run's workers would
-    otherwise play on through their chunk of boards (minutes against BEN's search), stealing the
-    cores of the run that resumes it."""
-    multiprocessing.parent_process().join()
-    os._exit(1)
 
 
 def _play_in_worker(task: tuple[str, int]) -> dict:
@@ -462,9 +450,8 @@ def play_in_parallel(config: EvalConfig, boards: Boards, factory: AgentFactory, 
             if index + 1 not in progress.rows[match]]
     if not todo:
         return
-    context = multiprocessing.get_context("spawn")  # no forked torch or DDS state in the workers
     start = (factory.bsm, factory.nndda, factory.search_config, config.matches, boards, config.seed)
-    with ProcessPoolExecutor(config.workers, mp_context=context, initializer=_start_worker, initargs=start) as pool:
+    with spawn_pool(config.workers, _start_worker, start) as pool:  # a killed run's workers end with it
         for row in tqdm(pool.map(_play_in_worker, todo, chunksize=4), total=len(todo), unit="board",
                         desc=f"{len(config.matches)} matches, {config.workers} workers", mininterval=2.0):
             progress.add(row)
