@@ -43,7 +43,8 @@ REPORT_FILE = "report.html"
 PAGE_TEMPLATE = Path(__file__).with_name("board_report.html")
 DATA_MARK = "/*REPORT_DATA*/"
 # The log columns each page reads; the rest are optional (an older run may lack them). The verbs'
-# modules (evaluate, challenge, match_pbn) are imported where used: they import this one.
+# modules (evaluate, challenge) import this one; evaluation modules it uses are imported where used (the
+# match kinds bring the agents, and torch, only to the pages that need them).
 EVALUATE_COLUMNS = ("match", "board", "dealer", "vul", "auctions", "tricks", "scores_ns", "imps")
 CHALLENGE_COLUMNS = ("file", "board", "agent", "kind", "dealer", "vul", "auction", "points", "top_points",
                      "top_contract", "substitutions")
@@ -189,7 +190,7 @@ def board_view(key: str, group: str, number: int, dealer: int, vul: int | None, 
 
 
 def evaluate_run(folder: Path) -> dict:
-    from .evaluate import match_agents, seat_names, summary
+    from .matches import match_agents, seat_names, summary
     from .match_pbn import reference_imps, table_rooms
 
     notes: list[str] = []

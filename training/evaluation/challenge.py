@@ -62,10 +62,9 @@ from bridgeflow.dataset.errors import InputError, existing
 from bridgeflow.training.params import ParamsArguments
 from bridgeflow.training.search.monte_carlo import SearchConfig
 
-from .agents import Agent
+from .agents import Agent, AgentFactory
 from .ben import BenAgent
 from .board_report import write_report
-from .evaluate import AgentFactory
 from .statistics import BOOTSTRAP_DRAWS, paired_bootstrap_percent, timing_summary
 
 KINDS = ("uncontested", "scripted")

@@ -6,9 +6,9 @@
         --history data/selfplay/gen1/eval --out data/selfplay/gen2/eval [--facit FILE.pbn ...]
 
 Agents are labelled specs as `evaluate` and `challenge` name them (rule | bsm | bsm-sample |
-search, optionally @CHECKPOINT; any kind AgentFactory learns, e.g. BEN's, plugs in); `rule` is
+search, optionally @CHECKPOINT; any kind the agent registry (agents.py) makes, e.g. BEN's, plugs in); `rule` is
 always there. Matches (`--match A:B`, labels) are team matches on the boards, scored with their
-exact DD tables (evaluate.team_match: IMP(S(abab) - S(baba)) for A). By default: new:previous
+exact DD tables (matches.team_match: IMP(S(abab) - S(baba)) for A). By default: new:previous
 (when previous differs from base), new:base, new:rule and, for the first generation measured
 (no --history), base:rule, which gives generation 0 its row; with new the same as base
 (`--generation 0`), base:rule alone. An agent labelled `ben` (e.g. `ben=ben-nosearch`) is an
@@ -50,7 +50,10 @@ from bridgeflow.training.search.monte_carlo import SearchConfig
 
 from . import challenge
 from .board_report import write_report
-from .evaluate import AgentFactory, Boards, Progress, load_boards, summary, team_match
+from .agents import AgentFactory
+from .boards import Boards, boards_from
+from .matches import summary, team_match
+from .resume import Progress
 
 BASE, BEN, NEW, PREVIOUS, RULE = "base", "ben", "new", "previous", "rule"
 CSV_COLUMNS = ["generation", "vs_base", "vs_base_low", "vs_base_high", "vs_rule", "vs_rule_low", "vs_rule_high",
@@ -76,7 +79,7 @@ def default_matches(agents: dict[str, str], first: bool) -> list[str]:
 
 def play_matches(agents: dict[str, str], matches: list[str], boards: Boards, factory: AgentFactory, seed: int,
                  progress_root: Path | None) -> dict[str, dict]:
-    """Every match's summary (evaluate.summary); labels name the agents, `rule` the rule bidder."""
+    """Every match's summary (matches.summary); labels name the agents, `rule` the rule bidder."""
     labelled = {label: factory.make(spec) for label, spec in ({RULE: RULE} | agents).items()}
     for match in matches:
         first, sep, second = match.partition(":")
@@ -194,11 +197,6 @@ def parse_agent(text: str) -> tuple[str, str]:
     if not sep or not label or not spec or label == RULE:
         raise InputError(f"--agent {text!r}: want LABEL=SPEC, e.g. new=bsm@data/selfplay/gen1/bsm (label not 'rule')")
     return label, spec
-
-
-def boards_from(dd: str, boards: str) -> Boards:
-    """--boards: a board-list file, or N for the DD store's first N test-split deals."""
-    return load_boards(dd, int(boards), None) if boards.isascii() and boards.isdigit() else load_boards(dd, 0, boards)
 
 
 def run(argv: list[str] | None = None) -> dict:
