@@ -22,6 +22,7 @@ from bridgeflow.dataset.lin import parse_lin
 from bridgeflow.training.evaluation import board_report, challenge, generation
 from bridgeflow.training.evaluation import evaluate as ev
 from bridgeflow.training.evaluation.boards import load_boards
+from bridgeflow.training.evaluation.challenge_report import summary_lines
 from bridgeflow.training.evaluation.headless import Chromium
 
 torch.set_num_threads(1)
@@ -239,7 +240,7 @@ def test_a_challenge_run_shows_awards_points_and_the_robots_auctions(shared_dir,
         assert board["tables"][0]["calls"] == row["auction"].split() and board["tables"][0]["points"] == row["points"]
         assert board["lost"] == row["top_points"] - row["points"] and board["awards"]
         assert board["robots"][0]["calls"] == theirs[row["board"]]["their_auction"].split()
-    assert "\n".join(challenge.summary_lines(metrics)) in data["summary"][1]["text"]
+    assert "\n".join(summary_lines(metrics)) in data["summary"][1]["text"]
     with Chromium() as browser:
         browser.open(tmp_path / "report.html")  # written by the challenge itself
         assert browser.errors == []

@@ -309,7 +309,7 @@ def evaluate_summary(metrics: dict) -> list[dict]:
 
 
 def challenge_run(folder: Path) -> dict:
-    from . import challenge
+    from . import challenge_report
 
     notes: list[str] = []
     rows = read_log(folder / "boards.parquet", CHALLENGE_COLUMNS, ("file", "board", "agent", "dealer", "auction"), notes)
@@ -318,7 +318,7 @@ def challenge_run(folder: Path) -> dict:
     deals, awards, unread = {}, {}, []
     for file in dict.fromkeys(row["file"] for row in rows):
         for agent in agents:
-            path = folder / challenge.pbn_name(file, agent)
+            path = folder / challenge_report.pbn_name(file, agent)
             if path.exists():
                 try:
                     for board in facit.read_results(path).boards:
@@ -381,7 +381,7 @@ def challenge_run(folder: Path) -> dict:
                                    [[agent, result["points"], result["max"], f"{result['percent']:.1f}%", result["boards"]]
                                     for agent, result in metrics.get("all", {}).items()]))
         summary.append({"title": "Totals and paired intervals (as in report.txt)",
-                        "text": "\n".join(challenge.summary_lines(metrics) + challenge.comparison_lines(comparisons))})
+                        "text": "\n".join(challenge_report.summary_lines(metrics) + challenge_report.comparison_lines(comparisons))})
     return page("challenge", folder, summary, columns, boards, notes)
 
 

@@ -14,7 +14,7 @@ exact DD tables (matches.team_match: IMP(S(abab) - S(baba)) for A). By default: 
 (`--generation 0`), base:rule alone. An agent labelled `ben` (e.g. `ben=ben-nosearch`) is an
 outside yardstick like rule: new:ben, and base:ben wherever base:rule is played, join them. With
 `--facit` problem files (the development half of BEN's Challenges), every agent bids them
-(challenge.play) and each gets its percent of the top awards and the paired bootstrap interval of
+(problems.bid_problems) and each gets its percent of the top awards and the paired bootstrap interval of
 its difference to `base`. With `--hours` (the training time behind the new network, e.g. a DMC
 snapshot's), the row keeps it and the plot's x is training time wherever every row has one
 (generation 0, the starting network, is at 0 hours).
@@ -48,11 +48,12 @@ from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.training.params import ParamsArguments
 from bridgeflow.training.search.monte_carlo import SearchConfig
 
-from . import challenge
-from .board_report import write_report
 from .agents import AgentFactory
+from .board_report import write_report
 from .boards import Boards, boards_from
 from .matches import summary, team_match
+from .problem_scores import summarise
+from .problems import bid_problems
 from .resume import Progress
 
 BASE, BEN, NEW, PREVIOUS, RULE = "base", "ben", "new", "previous", "rule"
@@ -103,8 +104,8 @@ def facit_scores(agents: dict[str, str], files: list[str], factory: AgentFactory
     problems = {problem_file.path.name: problem_file.problems for problem_file in read}
     labels = [label for label in agents if label != BASE and agents[label] != agents.get(BASE)]
     labels += [BASE] if BASE in agents else []  # the paired differences are label - base
-    rows = challenge.play(problems, {label: factory.make(agents[label]) for label in labels}, seed)
-    metrics = challenge.summarise(rows, labels, seed)
+    rows = bid_problems(problems, {label: factory.make(agents[label]) for label in labels}, seed)
+    metrics = summarise(rows, labels, seed)
     return {"files": list(problems), "skipped": {problem_file.path.name: len(problem_file.skipped) for problem_file in read},
             "totals": metrics["all"],
             "vs_base": {label: metrics["paired"][f"{label} - {BASE}"]["all"]
