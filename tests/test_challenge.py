@@ -107,6 +107,7 @@ def test_the_rule_agent_end_to_end_on_real_files(shared_dir, tmp_path, capsys):
                           "--agent", "rule", "--out", str(tmp_path))
     assert status == 0, err
     rows = pq.read_table(tmp_path / "boards.parquet").to_pylist()
+    assert pq.ParquetFile(tmp_path / "boards.parquet").metadata.row_group(0).column(0).compression == "ZSTD"  # write_table's
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     assert "CTC_mayjun20.pbn" in (tmp_path / "report.txt").read_text()
     for name in files:

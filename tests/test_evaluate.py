@@ -186,6 +186,7 @@ def test_run_writes_log_metrics_and_a_replayable_board_list(store, models, tmp_p
     metrics = ev.run(argv)
     log = pq.read_table(out / "boards.parquet").to_pylist()
     assert len(log) == 6 and {r["match"] for r in log} == {"search:rule", "bsm:rule"}
+    assert pq.ParquetFile(out / "boards.parquet").metadata.row_group(0).column(0).compression == "ZSTD"  # write_table's
     listed = json.loads((out / "boards.json").read_text())
     assert listed["deal_ids"] == metrics["boards"]["deal_ids"] and listed["hash"] == metrics["boards"]["hash"]
     written = json.loads((out / "metrics.json").read_text())

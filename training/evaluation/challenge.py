@@ -51,10 +51,10 @@ from pathlib import Path
 from typing import Sequence
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import torch
 
 from bridgeflow.dataset import facit
+from bridgeflow.dataset.atomic import write_table
 from bridgeflow.dataset.errors import InputError, existing
 from bridgeflow.training.params import ParamsArguments
 from bridgeflow.training.search.monte_carlo import SearchConfig
@@ -128,7 +128,7 @@ def run(argv: list[str] | None = None) -> dict:
                                   for results in compared}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(rows, schema=LOG_SCHEMA), out / "boards.parquet")
+    write_table(pa.Table.from_pylist(rows, schema=LOG_SCHEMA), out / "boards.parquet")
     by_board = {file: {problem.board: problem for problem in file_problems} for file, file_problems in problems.items()}
     (out / "report.txt").write_text(report_text(metrics, rows, by_board) + "\n")
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")

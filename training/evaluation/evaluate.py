@@ -58,10 +58,10 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 import torch
 from tqdm import tqdm
 
+from bridgeflow.dataset.atomic import write_table
 from bridgeflow.dataset.digests import key_digest
 from bridgeflow.dataset.errors import output_folder
 from bridgeflow.dataset.schema import SCHEMA_VERSION
@@ -203,7 +203,7 @@ def run(argv: list[str] | None = None) -> dict:
     finally:
         factory.close()
     out.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(rows, schema=LOG_SCHEMA), out / "boards.parquet")
+    write_table(pa.Table.from_pylist(rows, schema=LOG_SCHEMA), out / "boards.parquet")
     (out / "matches.pbn").write_text(match_pbn(rows, boards, {match: seat_names(match) for match in config.matches}))
     board_list = {"deal_ids": [int(d) for d in boards.deal_ids], "hash": boards.hash}
     (out / "boards.json").write_text(json.dumps(board_list) + "\n")
