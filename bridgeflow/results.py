@@ -16,6 +16,7 @@ import json
 import subprocess
 from pathlib import Path
 
+from bridgeflow.dataset.digests import sha256_digest
 from bridgeflow.dataset.errors import existing
 from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.training.home import HOME
@@ -27,7 +28,7 @@ def content_hash(path: Path) -> str:
     """sha256 of a file (as the loaders log it), or of a folder's files (relative names and bytes,
     in sorted order); the first 16 hex digits."""
     if path.is_file():
-        return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+        return sha256_digest(path.read_bytes())[:16]
     digest = hashlib.sha256()
     for file in sorted(p for p in path.rglob("*") if p.is_file()):
         digest.update(str(file.relative_to(path)).encode())

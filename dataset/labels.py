@@ -13,7 +13,6 @@ one file per version named by its hash, with a `source` column, readable like an
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import uuid
@@ -26,6 +25,7 @@ import pyarrow.parquet as pq
 
 from .atomic import write_bytes
 from .dd import SOLVER_NAME
+from .digests import sha256_digest
 from .errors import existing
 from .schema import DD_LABELS, PARQUET_OPTIONS
 from .scoring import par_all
@@ -182,7 +182,7 @@ def freeze(stores: list[str | Path], source: str, out: Path) -> Path | None:
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="zstd", compression_level=19, row_group_size=PARQUET_OPTIONS["row_group_size"])
     data = sink.getvalue().to_pybytes()
-    path = out / FROZEN_NAME.format(hashlib.sha256(data).hexdigest()[:12])
+    path = out / FROZEN_NAME.format(sha256_digest(data)[:12])
     write_bytes(path, data)
     return path
 

@@ -42,6 +42,7 @@ from pathlib import Path
 import apache_beam as beam
 
 from bridgeflow.dataset.atomic import write_json
+from bridgeflow.dataset.digests import key_digest
 from bridgeflow.dataset import schema
 from bridgeflow.dataset.errors import InputError, output_folder
 from bridgeflow.dataset.formats import LINE_BASED_FORMATS, format_of, parser_for
@@ -242,7 +243,7 @@ def work_key(chunks: list[InputChunk], rows_per_shard: int) -> str:
     mtimes); not --workers or the runner, so a rerun with others resumes the same work."""
     decisive = {"chunks": [dataclasses.asdict(c) for c in chunks], "rows_per_shard": rows_per_shard,
                 "code": code_fingerprint()}
-    return hashlib.blake2b(json.dumps(decisive, sort_keys=True).encode(), digest_size=8).hexdigest()
+    return key_digest(decisive)
 
 
 def part_path(work: Path, index: int, output: str) -> Path:

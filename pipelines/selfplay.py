@@ -28,7 +28,6 @@ ETA) is logged from the markers while the job runs."""
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import logging
 import os
@@ -44,6 +43,7 @@ import pyarrow as pa
 import torch
 
 from bridgeflow.dataset.atomic import write_json, write_table
+from bridgeflow.dataset.digests import file_digest, key_digest
 from bridgeflow.dataset.errors import InputError, output_folder
 from bridgeflow.dataset.schema import SCHEMA_VERSION, SELFPLAY_DECISIONS
 from bridgeflow.pipelines.monitor import JobMonitor, rate_and_eta
@@ -125,8 +125,8 @@ def work_key(config: SelfPlayConfig, search: SearchConfig, generation: int, mode
     model files); not the workers or the runner, so a rerun with others resumes the same work."""
     decisive = {"selfplay": {key: getattr(config, key) for key in GENERATE_KEYS},
                 "search": dataclasses.asdict(search), "generation": generation,
-                "models": {str(path): hashlib.blake2b(path.read_bytes(), digest_size=8).hexdigest() for path in models}}
-    return hashlib.blake2b(json.dumps(decisive, sort_keys=True).encode(), digest_size=8).hexdigest()
+                "models": {str(path): file_digest(path) for path in models}}
+    return key_digest(decisive)
 
 
 class Monitor(JobMonitor):
@@ -243,7 +243,7 @@ def generate(args, beam_args, out: Path, config: SelfPlayConfig, search: SearchC
         "decisions_per_cpu_second": decisions / cpu if cpu else None,  # one thread per worker: a core's rate
         "seconds": round(time.time() - started, 3),
         "key": key,  # a rerun with the same key is a no-op
-        "models": {str(path): hashlib.blake2b(path.read_bytes(), digest_size=8).hexdigest() for path in models},
+        "models": {str(path): file_digest(path) for path in models},
         "config": {"selfplay": dataclasses.asdict(config), "search": dataclasses.asdict(search)},
     }
     write_json(out / "summary.json", summary)

@@ -39,6 +39,7 @@ from bridgeflow.dataset.pbn_writer import format_pbn
 from bridgeflow.dataset.record import BoardRecord
 from bridgeflow.training.bidding import rule_bidder
 from bridgeflow.training.evaluation import ben
+from bridgeflow.training.pools import end_with_parent
 
 LOG = logging.getLogger("bridgeflow.synth")
 FORMATTERS = {"pbn": format_pbn, "lin": format_lin}
@@ -144,6 +145,7 @@ _worker: dict = {}  # a writing process's bidder name, its bidder (made on its f
 
 
 def _start_worker(bidder_name: str | None, boards_done) -> None:
+    end_with_parent()  # a killed run's workers stop instead of writing on through their files
     _worker.update(name=bidder_name, boards_done=boards_done)
 
 

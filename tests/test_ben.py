@@ -21,7 +21,10 @@ from bridgeflow.dataset.encodings import (VUL_NAMES, call_name, deal_to_pbn, dup
                                           hand_to_pbn, hands_from_owner, parse_pbn_hand, random_owner)
 from bridgeflow.training.evaluation import ben
 from bridgeflow.training.evaluation import evaluate as ev
-from bridgeflow.training.evaluation.agents import RuleAgent
+from bridgeflow.training.evaluation.agents import AGENT_KINDS, AgentFactory, RuleAgent
+from bridgeflow.training.evaluation.boards import Boards
+from bridgeflow.training.evaluation.matches import partner_gain, team_match
+from bridgeflow.training.evaluation.table import play
 from bridgeflow.training.search.monte_carlo import SearchConfig
 
 BOARDS = 6
@@ -43,11 +46,11 @@ def server(ben_python):
 
 
 @pytest.fixture(scope="module")
-def boards() -> ev.Boards:
+def boards() -> Boards:
     """Random deals with random DD tables (only the scoring reads them)."""
     owners = np.stack([random_owner(31, index) for index in range(BOARDS)])
     tables = np.random.default_rng(1).integers(0, 14, (BOARDS, 4, 5)).astype(np.int8)
-    return ev.Boards(np.arange(BOARDS, dtype=np.uint64), owners, tables)
+    return Boards(np.arange(BOARDS, dtype=np.uint64), owners, tables)
 
 
 def test_calls_map_to_bens_spelling_and_ids():
@@ -98,7 +101,7 @@ def test_a_bad_request_is_an_error_not_a_restart(server):
 def test_ben_nosearch_plays_boards_and_its_null_match_is_zero(server, boards):
     """Deterministic: BEN at every seat of both tables gives both the same auction, so 0 IMPs."""
     agent = ben.BenAgent("ben-nosearch", server)
-    rows = ev.team_match("ben-nosearch:ben-nosearch", agent, agent, boards, seed=0)
+    rows = team_match("ben-nosearch:ben-nosearch", agent, agent, boards, seed=0)
     assert [row["imps"] for row in rows] == [0.0] * BOARDS
     assert all(row["auctions"][0] == row["auctions"][1] for row in rows)
     assert sum(contract != "Pass" for row in rows for contract in row["contracts"]) >= BOARDS
@@ -107,8 +110,8 @@ def test_ben_nosearch_plays_boards_and_its_null_match_is_zero(server, boards):
 
 def test_against_rule_the_same_twice(server, boards):
     agent = ben.BenAgent("ben-nosearch", server)
-    first = ev.team_match("ben-nosearch:rule", agent, RuleAgent(), boards, seed=0)
-    again = ev.team_match("ben-nosearch:rule", agent, RuleAgent(), boards, seed=5)
+    first = team_match("ben-nosearch:rule", agent, RuleAgent(), boards, seed=0)
+    again = team_match("ben-nosearch:rule", agent, RuleAgent(), boards, seed=5)
     assert [row["auctions"] for row in first] == [row["auctions"] for row in again]
 
 
@@ -130,11 +133,11 @@ class Killer:
 
 
 def test_a_killed_server_is_restarted_and_the_call_replayed(ben_python, server, boards):
-    reference = ev.team_match("m", ben.BenAgent("ben-nosearch", server), RuleAgent(), boards, seed=0)
+    reference = team_match("m", ben.BenAgent("ben-nosearch", server), RuleAgent(), boards, seed=0)
     fresh = ben.BenServer()
     try:
         killer = Killer(ben.BenAgent("ben-nosearch", fresh), at=5)  # mid-board: board 1 has more calls
-        rows = ev.team_match("m", killer, RuleAgent(), boards, seed=0)
+        rows = team_match("m", killer, RuleAgent(), boards, seed=0)
         assert fresh.restarts == 1 and len(fresh.startup_seconds) == 2
     finally:
         fresh.stop()
@@ -155,7 +158,7 @@ def test_a_server_that_keeps_failing_raises(ben_python):
 def test_parallel_evaluation_matches_serial(ben_python, boards):
     """Two workers, each with its own BEN server, play the same boards as one process."""
     matches = ["ben-nosearch:rule"]
-    factory = ev.AgentFactory(None, None, SearchConfig())
+    factory = AgentFactory(None, None, SearchConfig())
     try:
         serial, _ = ev.evaluate(ev.EvalConfig(boards=BOARDS, matches=matches, workers=1), boards, factory)
         parallel, _ = ev.evaluate(ev.EvalConfig(boards=BOARDS, matches=matches, workers=2), boards, factory)
@@ -170,7 +173,7 @@ def test_a_partnership_with_ben_against_two_bens(ben_python, boards):
     """`partner:A+ben-nosearch`: A in each seat with BEN as its partner against two BENs, scored
     against BEN at all four seats; with A = BEN every table bids alike and the match is 0."""
     matches = ["partner:ben-nosearch+ben-nosearch", "partner:rule+ben-nosearch"]
-    factory = ev.AgentFactory(None, None, SearchConfig())
+    factory = AgentFactory(None, None, SearchConfig())
     try:
         metrics, rows = ev.evaluate(ev.EvalConfig(boards=BOARDS, matches=matches), boards, factory)
     finally:
@@ -180,15 +183,15 @@ def test_a_partnership_with_ben_against_two_bens(ben_python, boards):
     assert all(len(set(map(tuple, row["auctions"]))) == 1 for row in null)
     assert [row["auctions"][0] for row in with_rule] == [row["auctions"][0] for row in null]
     assert any(row["auctions"][1:] != row["auctions"][:1] * 4 for row in with_rule)  # rule bids otherwise somewhere
-    assert [row["imps"] for row in with_rule] == [ev.partner_gain(row["scores_ns"]) for row in with_rule]
+    assert [row["imps"] for row in with_rule] == [partner_gain(row["scores_ns"]) for row in with_rule]
     assert set(metrics["matches"]["partner:rule+ben-nosearch"]["time_per_decision"]) == {"rule", "ben-nosearch"}
 
 
 def test_factory_names_ben_agents():
-    factory = ev.AgentFactory(None, None, SearchConfig())
+    factory = AgentFactory(None, None, SearchConfig())
     with pytest.raises(ValueError, match="no @CHECKPOINT"):
         factory.make("ben@x.pt")
-    assert {"ben", "ben-nosearch"} <= set(ev.AGENT_KINDS)
+    assert {"ben", "ben-nosearch"} <= set(AGENT_KINDS)
 
 
 def run_in_ben_venv(ben_python: str, code: str) -> str:
@@ -246,7 +249,7 @@ def test_hands_reach_ben_as_the_player_to_acts(server, boards, monkeypatch):
     sent, bid = [], server.bid
     monkeypatch.setattr(server, "bid", lambda request: sent.append(request) or bid(request))
     dealer = duplicate_dealer(2)
-    ev.play([ben.BenAgent("ben-nosearch", server)] * 4, boards.owners[1], dealer, duplicate_vulnerability(2),
+    play([ben.BenAgent("ben-nosearch", server)] * 4, boards.owners[1], dealer, duplicate_vulnerability(2),
             {"ben-nosearch": []})
     hands = hands_from_owner(boards.owners[1])
     assert len(sent) >= 4 and {request["dealer"] for request in sent} == {dealer}

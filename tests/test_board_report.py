@@ -21,6 +21,8 @@ from bridgeflow.dataset.labels import dd_store_table
 from bridgeflow.dataset.lin import parse_lin
 from bridgeflow.training.evaluation import board_report, challenge, generation
 from bridgeflow.training.evaluation import evaluate as ev
+from bridgeflow.training.evaluation.boards import load_boards
+from bridgeflow.training.evaluation.challenge_report import summary_lines
 from bridgeflow.training.evaluation.headless import Chromium
 
 torch.set_num_threads(1)
@@ -70,7 +72,7 @@ def hand_lines(cards) -> list[str]:
 def test_every_board_of_a_match_with_its_hands_auctions_and_results(match, store):
     data = board_report.read_run(match)
     rows = pq.read_table(match / "boards.parquet").to_pylist()
-    boards = ev.load_boards(store, 4)
+    boards = load_boards(store, 4)
     assert data["kind"] == "evaluate" and len(data["boards"]) == len(rows) == 8
     for row, board in zip(rows, data["boards"]):
         owner = boards.owners[row["board"] - 1]
@@ -169,7 +171,7 @@ def test_the_page_in_chromium(match, store, browser, tmp_path):
     browser.evaluate("showBoard('rule:bsm/2')")
     assert browser.evaluate("location.hash") == "#rule%3Absm%2F2"  # the address names the board shown
     board = next(board for board in data["boards"] if board["key"] == "rule:bsm/2")
-    owner = ev.load_boards(store, 4).owners[1]
+    owner = load_boards(store, 4).owners[1]
     for seat, cards in zip("NESW", hands_from_owner(owner)):
         shown = browser.evaluate(f"[...document.querySelectorAll('.hand[data-seat={seat}] .suit')].map(e => e.textContent)")
         assert shown == hand_lines(cards)
@@ -238,7 +240,7 @@ def test_a_challenge_run_shows_awards_points_and_the_robots_auctions(shared_dir,
         assert board["tables"][0]["calls"] == row["auction"].split() and board["tables"][0]["points"] == row["points"]
         assert board["lost"] == row["top_points"] - row["points"] and board["awards"]
         assert board["robots"][0]["calls"] == theirs[row["board"]]["their_auction"].split()
-    assert "\n".join(challenge.summary_lines(metrics)) in data["summary"][1]["text"]
+    assert "\n".join(summary_lines(metrics)) in data["summary"][1]["text"]
     with Chromium() as browser:
         browser.open(tmp_path / "report.html")  # written by the challenge itself
         assert browser.errors == []

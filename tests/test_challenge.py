@@ -19,7 +19,10 @@ from bridgeflow.dataset.encodings import call_name, parse_auction, parse_call
 from bridgeflow.dataset.record import BoardRecord
 from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
 from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
-from bridgeflow.training.evaluation import challenge
+from bridgeflow.training.evaluation.challenge_report import pbn_name
+from bridgeflow.training.evaluation.problem_scores import paired_interval
+from bridgeflow.training.evaluation.problems import bid_problem
+from bridgeflow.training.evaluation.robot_comparison import first_difference, kept_script
 
 from test_cli_errors import one_line_error, run_cli
 from test_facit import CHANGED_TABLES, REPAIRED, UNREADABLE, challenge_files
@@ -54,7 +57,7 @@ def names(calls) -> str:
 
 def test_an_opponents_scripted_call_made_illegal_becomes_pass_and_is_logged():
     agent = StubAgent("1H 3H P")  # N 1H, S 3H: W's scripted 2S is no longer legal
-    bidding = challenge.bid_problem(problem(0, "AC 1S AC 2S"), agent)
+    bidding = bid_problem(problem(0, "AC 1S AC 2S"), agent)
     assert names(bidding.calls) == "1H 1S 3H P P P"
     assert bidding.substitutions == ["call 4 (W): scripted 2S 2S is not higher than 3H: Pass"]
     assert agent.seats == [0, 2, 0]
@@ -65,7 +68,7 @@ def test_our_sides_scripted_calls_are_forced_and_the_agent_bids_the_ac_places():
     """BW board 26's shape: dealer S, `1C 2S AC P`: S's 1C is the script's, N's AC the agent's;
     after the script E/W pass and the agent bids for both N and S."""
     agent = StubAgent("3H 4H P")
-    bidding = challenge.bid_problem(problem(2, "1C 2S AC P"), agent)
+    bidding = bid_problem(problem(2, "1C 2S AC P"), agent)
     assert names(bidding.calls) == "1C 2S 3H P 4H P P P"
     assert agent.seats == [0, 2, 0] and bidding.substitutions == []
     assert (bidding.contract.declarer, bidding.points) == (0, 10)
@@ -73,20 +76,20 @@ def test_our_sides_scripted_calls_are_forced_and_the_agent_bids_the_ac_places():
 
 def test_a_scripted_call_of_ours_made_illegal_is_the_agents_and_is_logged():
     agent = StubAgent("4S P P")
-    bidding = challenge.bid_problem(problem(0, "AC P 2H"), agent)
+    bidding = bid_problem(problem(0, "AC P 2H"), agent)
     assert names(bidding.calls) == "4S P P P"
     assert bidding.substitutions == ["call 3 (S): scripted 2H 2H is not higher than 4S: the agent bid"]
 
 
 def test_uncontested_problems_are_bid_by_the_agent_for_n_and_s_alone():
     agent = StubAgent("P 1S 4H P")
-    bidding = challenge.bid_problem(problem(2, ""), agent)
+    bidding = bid_problem(problem(2, ""), agent)
     assert names(bidding.calls) == "P P 1S P 4H P P P"
     assert agent.seats == [2, 0, 2, 0] and bidding.points == 10
 
 
 def test_a_passed_out_problem_scores_nothing():
-    bidding = challenge.bid_problem(problem(0, ""), StubAgent("P P"))
+    bidding = bid_problem(problem(0, ""), StubAgent("P P"))
     assert (names(bidding.calls), bidding.contract, bidding.points) == ("P P P P", None, 0)
 
 
@@ -104,6 +107,7 @@ def test_the_rule_agent_end_to_end_on_real_files(shared_dir, tmp_path, capsys):
                           "--agent", "rule", "--out", str(tmp_path))
     assert status == 0, err
     rows = pq.read_table(tmp_path / "boards.parquet").to_pylist()
+    assert pq.ParquetFile(tmp_path / "boards.parquet").metadata.row_group(0).column(0).compression == "ZSTD"  # write_table's
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     assert "CTC_mayjun20.pbn" in (tmp_path / "report.txt").read_text()
     for name in files:
@@ -128,7 +132,7 @@ def test_the_rule_agent_end_to_end_on_real_files(shared_dir, tmp_path, capsys):
         assert totals["scripted"]["boards"] == sum(bool(problem.script) for problem in problems.values()) > 0
         assert totals["uncontested"]["points"] + totals["scripted"]["points"] == totals["all"]["points"]
 
-        written = tmp_path / challenge.pbn_name(name, "rule")
+        written = tmp_path / pbn_name(name, "rule")
         results = facit.read_results(written).boards
         assert [(board.board, board.facit_score) for board in results] == [(row["board"], row["points"]) for row in logged]
         assert [board.table for board in results] == [problems[row["board"]].table for row in logged]
@@ -218,7 +222,7 @@ def test_an_empty_file_is_a_warning_not_the_end_of_the_run(tmp_path, capsys):
     assert "empty.pbn: 0 problems read, 0 skipped, 0 repaired; warning: empty: no game" in (
         tmp_path / "out/report.txt").read_text()
     assert pq.read_table(tmp_path / "out/boards.parquet").num_rows == 0
-    assert challenge.paired_interval([], [], 0) == {"difference": 0.0, "low": 0.0, "high": 0.0, "boards": 0}
+    assert paired_interval([], [], 0) == {"difference": 0.0, "low": 0.0, "high": 0.0, "boards": 0}
 
 
 def test_challenge_over_real_files_with_typos_scores_every_readable_problem(shared_dir, tmp_path, capsys):
@@ -263,11 +267,11 @@ def test_challenge_over_real_files_with_typos_scores_every_readable_problem(shar
 
 
 def test_first_difference():
-    assert challenge.first_difference(["P", "1S", "P"], ["P", "1S", "P"], 0) is None
-    assert challenge.first_difference(["P", "1S", "P"], ["P", "2C", "P"], 3) == {
+    assert first_difference(["P", "1S", "P"], ["P", "1S", "P"], 0) is None
+    assert first_difference(["P", "1S", "P"], ["P", "2C", "P"], 3) == {
         "call": 2, "seat": "N", "ours": "1S", "theirs": "2C"}
-    assert challenge.first_difference(["1S", "P", "P", "P"], ["1S", "P", "P"], 1)["ours"] == "P"
-    assert challenge.first_difference(["1S", "P", "P"], ["1S", "P", "P", "P"], 1)["ours"] == "-"
+    assert first_difference(["1S", "P", "P", "P"], ["1S", "P", "P"], 1)["ours"] == "P"
+    assert first_difference(["1S", "P", "P"], ["1S", "P", "P", "P"], 1)["ours"] == "-"
 
 
 def test_compare_sets_auctions_beside_a_results_file(shared_dir, tmp_path, capsys):
@@ -312,13 +316,13 @@ def test_ben_nosearch_takes_the_challenge(ben_dir, tmp_path, capsys):
 def test_kept_script_follows_bens_rule():
     """Scripted E/W calls are made if legal, else Pass; our side's calls are free."""
     scripted = problem(0, "AC P AC 1S")
-    assert challenge.kept_script(scripted, ["1C", "P", "1D", "1S", "P", "P", "P"]) is True
-    assert challenge.kept_script(scripted, ["1C", "P", "1D", "P", "P", "P"]) is False  # W's 1S was legal
-    assert challenge.kept_script(scripted, ["2C", "P", "2D", "P", "2H", "P", "P", "P"]) is True  # 1S was not
-    assert challenge.kept_script(scripted, ["2C", "P", "2D", "2S", "P", "P", "P"]) is False
-    assert challenge.kept_script(scripted, ["1C", "X", "1D", "1S", "P", "P", "P"]) is False
+    assert kept_script(scripted, ["1C", "P", "1D", "1S", "P", "P", "P"]) is True
+    assert kept_script(scripted, ["1C", "P", "1D", "P", "P", "P"]) is False  # W's 1S was legal
+    assert kept_script(scripted, ["2C", "P", "2D", "P", "2H", "P", "P", "P"]) is True  # 1S was not
+    assert kept_script(scripted, ["2C", "P", "2D", "2S", "P", "P", "P"]) is False
+    assert kept_script(scripted, ["1C", "X", "1D", "1S", "P", "P", "P"]) is False
     with pytest.raises(ValueError):
-        challenge.kept_script(scripted, ["1C", "P", "1C"])
+        kept_script(scripted, ["1C", "P", "1C"])
 
 
 def test_compare_with_a_results_file_of_some_boards(shared_dir, tmp_path, capsys):

@@ -7,10 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -26,12 +22,15 @@ from bridgeflow.dataset.scoring import imps, score_ns
 from bridgeflow.dataset.validate import check
 from bridgeflow.pipelines import ingest
 from bridgeflow.training.evaluation import evaluate as ev
-from bridgeflow.training.evaluation.agents import RuleAgent
+from bridgeflow.training.evaluation.agents import AgentFactory, RuleAgent
+from bridgeflow.training.evaluation.boards import load_boards
+from bridgeflow.training.evaluation.matches import match_agents, paired, partner_match, seat_names, summary, team_match
+from bridgeflow.training.evaluation.table import SAMPLER_COUNTS, count_sampling, play_board, sampler_summary
 from bridgeflow.training.search.monte_carlo import SearchConfig, SearchResult
 
 torch.set_num_threads(1)
 ONE_NT = parse_call("1NT")
-PLAY_BOARD = ev.play_board
+PLAY_BOARD = play_board
 
 
 @pytest.fixture(scope="module")
@@ -75,22 +74,22 @@ class Passer(Opener):
 
 
 def test_boards_are_the_first_test_split_ids(store):
-    boards = ev.load_boards(store, 5)
+    boards = load_boards(store, 5)
     ids = [int(d) for d in boards.deal_ids]
     assert len(ids) == 5 and all(d % 100 >= 90 for d in ids) and ids == sorted(ids)
-    everything = ev.load_boards(store, 100)
+    everything = load_boards(store, 100)
     assert len(everything.deal_ids) == 8 and list(everything.deal_ids[:5]) == ids
     assert boards.owners.shape == (5, 52) and boards.tables.shape == (5, 4, 5)
     assert [deal_id(o) for o in boards.owners] == ids
 
 
 def test_board_file_fixes_the_list(store, tmp_path):
-    chosen = [int(d) for d in ev.load_boards(store, 8).deal_ids[[6, 1]]]
+    chosen = [int(d) for d in load_boards(store, 8).deal_ids[[6, 1]]]
     (tmp_path / "list.json").write_text(json.dumps(chosen))
-    assert [int(d) for d in ev.load_boards(store, 3, tmp_path / "list.json").deal_ids] == chosen
+    assert [int(d) for d in load_boards(store, 3, tmp_path / "list.json").deal_ids] == chosen
     (tmp_path / "bad.json").write_text(json.dumps({"deal_ids": [chosen[0], 12345]}))
     with pytest.raises(ValueError, match="no exact DD table"):
-        ev.load_boards(store, 3, tmp_path / "bad.json")
+        load_boards(store, 3, tmp_path / "bad.json")
 
 
 def test_boards_take_the_exact_table_of_a_deal_that_also_has_an_estimate(tmp_path):
@@ -100,15 +99,15 @@ def test_boards_take_the_exact_table_of_a_deal_that_also_has_an_estimate(tmp_pat
     pq.write_table(dd_store_table(ids, np.stack(owners), np.zeros((len(ids), 4, 5)), solver="nn-dda"),
                    tmp_path / "a-estimated.parquet")  # read first
     pq.write_table(dd_store_table(ids, np.stack(owners), exact), tmp_path / "b-exact.parquet")
-    boards = ev.load_boards(tmp_path, 5)
+    boards = load_boards(tmp_path, 5)
     order = np.argsort(ids)
     assert boards.deal_ids.tolist() == ids[order].tolist()
     assert boards.tables.tolist() == exact[order].tolist()
 
 
 def test_team_match_scores_both_tables_and_imps_for_team_a(store):
-    boards = ev.load_boards(store, 6)
-    rows = ev.team_match("opener:passer", Opener(), Passer(), boards, 0)
+    boards = load_boards(store, 6)
+    rows = team_match("opener:passer", Opener(), Passer(), boards, 0)
     for index, row in enumerate(rows):
         dealer, vul = duplicate_dealer(index + 1), duplicate_vulnerability(index + 1)
         assert (row["board"], row["dealer"], row["vul"]) == (index + 1, dealer, vul)
@@ -123,9 +122,9 @@ def test_team_match_scores_both_tables_and_imps_for_team_a(store):
 
 
 def test_rule_bidders_tie_against_themselves(store):
-    boards = ev.load_boards(store, 4)
+    boards = load_boards(store, 4)
     config = ev.EvalConfig(matches=["rule:rule", "partner:rule"])
-    metrics, rows = ev.evaluate(config, boards, ev.AgentFactory(None, None, SearchConfig()))
+    metrics, rows = ev.evaluate(config, boards, AgentFactory(None, None, SearchConfig()))
     assert all(r["imps"] == 0 for r in rows)
     assert metrics["matches"]["rule:rule"]["mean_imps"] == 0
     partner_rows = [r for r in rows if r["match"] == "partner:rule"]
@@ -134,16 +133,16 @@ def test_rule_bidders_tie_against_themselves(store):
 
 
 def test_a_checkpoint_against_itself_ties(store, models):
-    boards = ev.load_boards(store, 3)
-    factory = ev.AgentFactory(None, None, SearchConfig())
+    boards = load_boards(store, 3)
+    factory = AgentFactory(None, None, SearchConfig())
     _, rows = ev.evaluate(ev.EvalConfig(matches=[f"bsm@{models / 'model.pt'}:bsm@{models}"]), boards, factory)
     assert [r["imps"] for r in rows] == [0, 0, 0] and all(r["auctions"][0] == r["auctions"][1] for r in rows)
     assert list(factory.checkpoints) == [str(models / "model.pt")]
 
 
 def test_partner_setting_averages_the_seats_for_the_agents_side(store):
-    boards = ev.load_boards(store, 3)
-    rows = ev.partner_match("partner:opener", Opener(), RuleAgent(), boards, 0)
+    boards = load_boards(store, 3)
+    rows = partner_match("partner:opener", Opener(), RuleAgent(), boards, 0)
     for row in rows:
         base, *seated = row["scores_ns"]
         gains = [imps(seated[s] - base) * (1 if s % 2 == 0 else -1) for s in range(4)]
@@ -151,26 +150,26 @@ def test_partner_setting_averages_the_seats_for_the_agents_side(store):
 
 
 def test_summary_and_paired_differences():
-    s = ev.summary([1.0, 2.0, 3.0, 6.0])
+    s = summary([1.0, 2.0, 3.0, 6.0])
     assert s["mean_imps"] == 3.0 and s["se"] == pytest.approx(np.std([1, 2, 3, 6], ddof=1) / 2)
     assert s["ci95"] == pytest.approx([3 - 1.959964 * s["se"], 3 + 1.959964 * s["se"]])
     results = {"x:rule": [{"imps": v} for v in (3, 0, 2)], "y:rule": [{"imps": v} for v in (1, 1, 1)],
                "x:y": [{"imps": 5}] * 3}
-    pairs = ev.paired(results)
+    pairs = paired(results)
     assert list(pairs) == ["x:rule - y:rule", "x:rule - x:y"]  # y:rule and x:y share no agent's role
     assert pairs["x:rule - y:rule"]["mean_imps"] == pytest.approx(2 / 3)
     assert pairs["x:rule - y:rule"]["se"] == pytest.approx(np.std([2, -1, 1], ddof=1) / np.sqrt(3))
     assert pairs["x:rule - x:y"]["mean_imps"] == pytest.approx(-10 / 3)
-    assert list(ev.paired({"partner:x+rule": results["x:rule"], "partner:x+y": results["x:y"]})) == []
-    assert ev.summary([4.0])["se"] is None
+    assert list(paired({"partner:x+rule": results["x:rule"], "partner:x+y": results["x:y"]})) == []
+    assert summary([4.0])["se"] is None
 
 
 def test_same_seed_same_boards_other_seed_other_auctions(store, models):
-    boards = ev.load_boards(store, 2)
+    boards = load_boards(store, 2)
     search = SearchConfig(samples=2, oversample=2, topk=2, rollout="sample", selection="proportional")
 
     def play(seed):
-        factory = ev.AgentFactory(models, models, search)
+        factory = AgentFactory(models, models, search)
         _, rows = ev.evaluate(ev.EvalConfig(seed=seed, matches=["bsm-sample:rule", "search:bsm"]), boards, factory)
         return rows
 
@@ -187,6 +186,7 @@ def test_run_writes_log_metrics_and_a_replayable_board_list(store, models, tmp_p
     metrics = ev.run(argv)
     log = pq.read_table(out / "boards.parquet").to_pylist()
     assert len(log) == 6 and {r["match"] for r in log} == {"search:rule", "bsm:rule"}
+    assert pq.ParquetFile(out / "boards.parquet").metadata.row_group(0).column(0).compression == "ZSTD"  # write_table's
     listed = json.loads((out / "boards.json").read_text())
     assert listed["deal_ids"] == metrics["boards"]["deal_ids"] and listed["hash"] == metrics["boards"]["hash"]
     written = json.loads((out / "metrics.json").read_text())
@@ -223,7 +223,7 @@ def count_boards(monkeypatch, kill_after=None):
         played.append(args[3])
         return PLAY_BOARD(*args)
 
-    monkeypatch.setattr(ev, "play_board", play_board)
+    monkeypatch.setattr("bridgeflow.training.evaluation.matches.play_board", play_board)  # the serial path
     return played
 
 
@@ -242,7 +242,7 @@ def test_killed_run_resumes_to_the_results_of_an_uninterrupted_one(store, models
                                                                     commit_seconds, replayed):
     sets = ["matches=[bsm-sample:rule, search:rule]", "search.samples=2", "search.oversample=1", "search.topk=2"]
     whole = ev.run(eval_argv(store, models, tmp_path / "whole", *sets))
-    monkeypatch.setattr(ev, "COMMIT_SECONDS", commit_seconds)
+    monkeypatch.setattr("bridgeflow.training.evaluation.resume.COMMIT_SECONDS", commit_seconds)
     count_boards(monkeypatch, kill_after=4)  # all 3 boards of the first match, 1 of the second
     with pytest.raises(Killed):
         ev.run(eval_argv(store, models, tmp_path / "killed", *sets))
@@ -271,13 +271,13 @@ def test_workers_play_exactly_the_boards_of_one_process(store, models, tmp_path,
     assert pq.read_table(tmp_path / "two" / "boards.parquet").equals(pq.read_table(tmp_path / "one" / "boards.parquet"))
     assert two["config"]["evaluate"].pop("workers") == 2 and one["config"]["evaluate"].pop("workers") == 1
     assert without_timings(two) == without_timings(one)
-    factory = ev.AgentFactory("a", "b", SearchConfig())
-    boards = ev.load_boards(store, 3)
+    factory = AgentFactory("a", "b", SearchConfig())
+    boards = load_boards(store, 3)
     assert ev.run_key(ev.EvalConfig(workers=2), boards, factory) == ev.run_key(ev.EvalConfig(), boards, factory)
 
 
 def test_progress_of_another_key_is_not_resumed(store, tmp_path, monkeypatch):
-    monkeypatch.setattr(ev, "COMMIT_SECONDS", 0)
+    monkeypatch.setattr("bridgeflow.training.evaluation.resume.COMMIT_SECONDS", 0)
     count_boards(monkeypatch, kill_after=2)
     with pytest.raises(Killed):
         ev.run(eval_argv(store, store, tmp_path / "out", "matches=[rule:rule]"))
@@ -288,16 +288,16 @@ def test_progress_of_another_key_is_not_resumed(store, tmp_path, monkeypatch):
 
 
 def test_run_key_changes_with_whatever_decides_the_boards(store):
-    boards = ev.load_boards(store, 3)
-    factory = ev.AgentFactory("a", "b", SearchConfig())
+    boards = load_boards(store, 3)
+    factory = AgentFactory("a", "b", SearchConfig())
     factory.checkpoints = {"a/model.pt": "0123"}
     key = ev.run_key(ev.EvalConfig(), boards, factory)
     assert ev.run_key(ev.EvalConfig(), boards, factory) == key
     assert ev.run_key(ev.EvalConfig(seed=1), boards, factory) != key
-    assert ev.run_key(ev.EvalConfig(), ev.load_boards(store, 2), factory) != key
+    assert ev.run_key(ev.EvalConfig(), load_boards(store, 2), factory) != key
     factory.checkpoints = {"a/model.pt": "4567"}
     assert ev.run_key(ev.EvalConfig(), boards, factory) != key
-    assert ev.run_key(ev.EvalConfig(), boards, ev.AgentFactory("a", "b", SearchConfig(samples=2))) != key
+    assert ev.run_key(ev.EvalConfig(), boards, AgentFactory("a", "b", SearchConfig(samples=2))) != key
 
 
 def test_a_null_match_prints_its_zero_standard_error(store, tmp_path, capsys):
@@ -308,16 +308,16 @@ def test_a_null_match_prints_its_zero_standard_error(store, tmp_path, capsys):
 def test_partner_matches_name_their_partner(store, models):
     """`partner:A+B`: A in each seat with three B's, against the table of four B's; A = B is a null
     match; `partner:A` is `partner:A+rule`; only partner matches with the same B are paired."""
-    assert ev.match_agents("partner:bsm") == ("partner", "bsm", "rule")
-    assert ev.match_agents("partner:bsm@a+b/model.pt+ben") == ("partner", "bsm@a+b/model.pt", "ben")
-    assert ev.match_agents("search:ben-nosearch") == ("team", "search", "ben-nosearch")
-    assert ev.seat_names("partner:rule+bsm") == [["bsm"] * 4, ["rule", "bsm", "bsm", "bsm"], ["bsm", "rule", "bsm", "bsm"],
+    assert match_agents("partner:bsm") == ("partner", "bsm", "rule")
+    assert match_agents("partner:bsm@a+b/model.pt+ben") == ("partner", "bsm@a+b/model.pt", "ben")
+    assert match_agents("search:ben-nosearch") == ("team", "search", "ben-nosearch")
+    assert seat_names("partner:rule+bsm") == [["bsm"] * 4, ["rule", "bsm", "bsm", "bsm"], ["bsm", "rule", "bsm", "bsm"],
                                                  ["bsm", "bsm", "rule", "bsm"], ["bsm", "bsm", "bsm", "rule"]]
     with pytest.raises(ValueError, match="partner:A\\+B"):
-        ev.match_agents("bsm")
-    boards = ev.load_boards(store, 3)
+        match_agents("bsm")
+    boards = load_boards(store, 3)
     matches = ["partner:bsm+bsm", "partner:rule+rule", "partner:rule+bsm", "partner:bsm"]
-    metrics, rows = ev.evaluate(ev.EvalConfig(matches=matches), boards, ev.AgentFactory(models, models, SearchConfig()))
+    metrics, rows = ev.evaluate(ev.EvalConfig(matches=matches), boards, AgentFactory(models, models, SearchConfig()))
     by_match = {match: [row for row in rows if row["match"] == match] for match in matches}
     for match in ("partner:bsm+bsm", "partner:rule+rule"):
         assert [row["imps"] for row in by_match[match]] == [0.0] * 3
@@ -332,14 +332,14 @@ def test_counts_of_sampling_per_decision():
     def result(generated, fitting, unfitting, samples, fallback=None):
         return SearchResult(0, 0, [], samples, fitting, generated, unfitting, fallback, 0.0)
 
-    counts = dict.fromkeys(ev.SAMPLER_COUNTS, 0)
+    counts = dict.fromkeys(SAMPLER_COUNTS, 0)
     for decision in (result(0, 0, 0, 0, "one candidate call"), result(10, 10, 0, 4), result(10, 3, 1, 4),
                      result(10, 0, 4, 0, "0 sampled deals fit the auction (min_fitting 1)")):
-        ev.count_sampling(counts, decision)
+        count_sampling(counts, decision)
     assert counts == {"decisions": 4, "sampled": 3, "sampler_fallback": 2, "bsm_fallback": 1, "deals": 8, "unfitting": 1}
-    assert ev.sampler_summary(counts) == {"decisions": 4, "sampled": 3, "sampler_fallback": 2 / 3, "bsm_fallback": 1 / 3,
+    assert sampler_summary(counts) == {"decisions": 4, "sampled": 3, "sampler_fallback": 2 / 3, "bsm_fallback": 1 / 3,
                                           "unfitting_deals": 1 / 8}
-    assert ev.sampler_summary(dict.fromkeys(ev.SAMPLER_COUNTS, 0))["sampler_fallback"] is None
+    assert sampler_summary(dict.fromkeys(SAMPLER_COUNTS, 0))["sampler_fallback"] is None
 
 
 def test_metrics_report_how_often_the_sampler_fell_back(store, models, tmp_path):
@@ -367,7 +367,7 @@ def test_every_table_is_written_as_pbn_that_ingest_reads_back(store, models, tmp
     records = [check(record) for record in parse_pbn(text.encode(), "matches.pbn")]
     assert all(isinstance(record, BoardRecord) and not record.repairs for record in records), records
     log = pq.read_table(out / "boards.parquet").to_pylist()
-    boards = ev.load_boards(store, 3)
+    boards = load_boards(store, 3)
     tables = [(row, table) for row in log for table in range(len(row["auctions"]))]
     assert len(records) == len(tables) == 3 * 2 + 3 * 5
     for record, (row, table) in zip(records, tables):
@@ -380,7 +380,7 @@ def test_every_table_is_written_as_pbn_that_ingest_reads_back(store, models, tmp
                                                             (contract.level, contract.declarer))
         assert record.tricks == (None if contract is None else row["tricks"][table])
         assert record.source_score == f"NS {row['scores_ns'][table]}"
-        assert record.players == ev.seat_names(row["match"])[table]
+        assert record.players == seat_names(row["match"])[table]
         assert np.array_equal(record.owner, boards.owners[row["board"] - 1])
         assert record.dd_tricks == boards.tables[row["board"] - 1].reshape(-1).tolist()
     assert [record.room for record in records[:2]] == ["open", "closed"]
@@ -394,39 +394,3 @@ def test_every_table_is_written_as_pbn_that_ingest_reads_back(store, models, tmp
                        for row in pq.read_table(shard).to_pylist()), key=lambda row: row["source_position"])
     assert [row["auction"] for row in ingested] == [row["auctions"][table] for row, table in tables]
     assert [row["contract_level"] for row in ingested] == [record.contract_level for record in records]
-
-
-def test_a_worker_ends_when_its_parent_is_killed(tmp_path):
-    """A killed run's workers stop within seconds instead of playing on through their boards."""
-    script = tmp_path / "run.py"
-    script.write_text(
-        "import multiprocessing, os, signal, sys, threading, time\n"
-        "from bridgeflow.training.evaluation.evaluate import exit_with_parent\n"
-        "def work(ready):\n"
-        "    threading.Thread(target=exit_with_parent, daemon=True).start()\n"
-        "    ready.set()\n"
-        "    time.sleep(60)  # a long board\n"
-        "if __name__ == '__main__':\n"
-        "    context = multiprocessing.get_context('spawn')\n"
-        "    ready = context.Event()\n"
-        "    worker = context.Process(target=work, args=(ready,))\n"
-        "    worker.start()\n"
-        "    assert ready.wait(60)\n"
-        "    open(sys.argv[1], 'w').write(str(worker.pid))\n"
-        "    os.kill(os.getpid(), signal.SIGKILL)  # the run is killed\n")
-    pid_file = tmp_path / "worker.pid"
-    subprocess.run([sys.executable, str(script), str(pid_file)], stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, timeout=60)
-    pid = int(pid_file.read_text())
-
-    def alive() -> bool:
-        try:
-            status = Path(f"/proc/{pid}/status").read_text()
-        except FileNotFoundError:
-            return False
-        return "\nState:\tZ" not in status  # a zombie has ended; its new parent may not reap it at once
-
-    deadline = time.monotonic() + 10
-    while alive() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not alive()

@@ -1,4 +1,5 @@
-"""The house rules: imports run one way (dataset <- training <- pipelines <- cli), and the wheel
+"""The house rules: imports run one way (dataset <- training <- pipelines <- cli) and in
+no cycle between sub-packages (e.g. training.evaluation <-> training.dmc), and the wheel
 carries every package of the source tree (no test toys) and works installed, outside the tree."""
 
 from __future__ import annotations
@@ -97,6 +98,61 @@ def test_the_check_sees_back_arrows_inside_functions_and_relative_imports():
         "bridgeflow.dataset.synth:1 -> bridgeflow.training.bidding.rule_bidder",
     ]
     assert back_arrows("from bridgeflow.training.bidding import rule_bidder\n", "bridgeflow.pipelines.synth") == []
+
+
+def sub_package(module: str) -> str | None:
+    """bridgeflow.training.evaluation.agents -> bridgeflow.training.evaluation (None outside a
+    sub-package of a layer)."""
+    parts = module.split(".")
+    if len(parts) < 3 or parts[0] != "bridgeflow" or parts[1] not in FORBIDDEN:
+        return None
+    folder = next(folder for folder, package in PACKAGE_DIRS.items() if package == f"bridgeflow.{parts[1]}")
+    return ".".join(parts[:3]) if (REPO / folder / parts[2]).is_dir() else None
+
+
+def package_cycles(imports: dict[str, list[tuple[int, str]]]) -> list[list[str]]:
+    """The cycles of imports between sub-packages, from each module's (line, target) imports:
+    each cycle as 'module:line -> target' arrows, one per sub-package it passes."""
+    arrows: dict[str, dict[str, str]] = {}  # sub-package -> sub-package it imports -> the first such import
+    for module, found in sorted(imports.items()):
+        source = sub_package(module)
+        for line, target in found:
+            imported = sub_package(target)
+            if source and imported and imported != source:
+                arrows.setdefault(source, {}).setdefault(imported, f"{module}:{line} -> {target}")
+    cycles, seen = [], set()
+
+    def walk(path: list[str]) -> None:
+        for imported in sorted(arrows.get(path[-1], {})):
+            if imported == path[0]:
+                key = frozenset(path)
+                if key not in seen:
+                    seen.add(key)
+                    cycles.append([arrows[a][b] for a, b in zip(path, path[1:] + path[:1])])
+            elif imported not in path and imported > path[0]:  # each cycle once, from its first sub-package
+                walk(path + [imported])
+
+    for start in sorted(arrows):
+        walk([start])
+    return cycles
+
+
+def test_no_import_cycle_between_sub_packages():
+    imports = {module_name(path): imported_modules(path.read_text(), module_name(path), path.name == "__init__.py")
+               for path in source_files()}
+    assert package_cycles(imports) == []
+
+
+def test_the_cycle_check_sees_a_cycle_through_a_function_level_import():
+    imports = {"bridgeflow.training.evaluation.evaluate": [(78, "bridgeflow.training.dmc.q_model")],
+               "bridgeflow.training.dmc.check": [(24, "bridgeflow.training.evaluation.evaluate")],
+               "bridgeflow.training.search.monte_carlo": [(3, "bridgeflow.training.bidding.bidder")],
+               "bridgeflow.training.bidding.bsm_train": [(9, "bridgeflow.training.model_files")]}
+    assert package_cycles(imports) == [["bridgeflow.training.dmc.check:24 -> bridgeflow.training.evaluation.evaluate",
+                                        "bridgeflow.training.evaluation.evaluate:78 -> bridgeflow.training.dmc.q_model"]]
+    source = "def make():\n    from bridgeflow.training.dmc.q_model import load_q\n"
+    imports["bridgeflow.training.evaluation.evaluate"] = imported_modules(source, "bridgeflow.training.evaluation.evaluate", False)
+    assert len(package_cycles(imports)) == 1
 
 
 def test_every_package_has_a_docstring():

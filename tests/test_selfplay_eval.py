@@ -17,8 +17,10 @@ from bridgeflow.cli import main
 from bridgeflow.dataset.encodings import deal_id, random_owner
 from bridgeflow.dataset.labels import dd_store_table
 from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
-from bridgeflow.training.evaluation import evaluate as ev
 from bridgeflow.training.evaluation import generation
+from bridgeflow.training.evaluation.agents import AgentFactory
+from bridgeflow.training.evaluation.boards import load_boards
+from bridgeflow.training.evaluation.matches import summary, team_match
 from bridgeflow.training.search.monte_carlo import SearchConfig
 
 torch.set_num_threads(1)
@@ -73,12 +75,12 @@ def test_generations_play_the_loops_matches_and_continue_the_history(setup):
 
 
 def test_a_match_scores_as_evaluates_team_match(setup):
-    boards = ev.load_boards(setup / "dd", 4)
-    factory = ev.AgentFactory(None, None, SearchConfig())
+    boards = load_boards(setup / "dd", 4)
+    factory = AgentFactory(None, None, SearchConfig())
     agents = {"new": f"bsm@{setup}/gen1", "base": f"bsm@{setup}/gen0"}
     results = generation.play_matches(agents, ["new:base"], boards, factory, 3, None)
-    direct = ev.team_match("new:base", factory.make(agents["new"]), factory.make(agents["base"]), boards, 3)
-    assert results["new:base"] == ev.summary([row["imps"] for row in direct])
+    direct = team_match("new:base", factory.make(agents["new"]), factory.make(agents["base"]), boards, 3)
+    assert results["new:base"] == summary([row["imps"] for row in direct])
 
 
 def test_generation_zero_alone_gets_its_row(setup):

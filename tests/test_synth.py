@@ -8,7 +8,10 @@ from pathlib import Path
 
 import json
 import os
+import signal
+import subprocess
 import sys
+import time
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -18,6 +21,8 @@ from bridgeflow.dataset.auction import replay
 from bridgeflow.dataset.encodings import deal_id
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.pipelines import ingest, synth
+
+from test_pools import alive
 
 
 def test_board_is_a_pure_function_of_seed_and_index():
@@ -138,3 +143,23 @@ def test_cli_rejects_unknown_format_and_bidder(tmp_path):
         synth.run(["--deals", "1", "--out", str(tmp_path), "--bidder", "gib"])
     with pytest.raises(InputError, match="--bidder must be one of rule, ben, ben-nosearch"):
         synth.write_corpus(tmp_path, 1, seed=0, format_name="pbn", boards_per_file=1, bidder="gib")
+
+
+def test_a_killed_run_leaves_no_worker_behind(tmp_path):
+    """The workers of a killed synth stop within seconds instead of writing on through their files."""
+    argv = ["--deals", "400000", "--boards-per-file", "100000", "--workers", "2", "--out", str(tmp_path / "out")]
+    parent = subprocess.Popen([sys.executable, "-c", f"from bridgeflow.pipelines import synth; synth.run({argv!r})"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    children = Path(f"/proc/{parent.pid}/task/{parent.pid}/children")
+    deadline = time.monotonic() + 120
+    while len(children.read_text().split()) < 3 and time.monotonic() < deadline:  # 2 workers, the resource tracker
+        time.sleep(0.2)
+    time.sleep(3)  # the workers are writing their first files
+    workers = [int(pid) for pid in children.read_text().split()]
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+
+    deadline = time.monotonic() + 10
+    while any(map(alive, workers)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(workers) >= 2 and [pid for pid in workers if alive(pid)] == []

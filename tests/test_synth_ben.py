@@ -18,7 +18,7 @@ from bridgeflow.dataset.encodings import random_owner
 from bridgeflow.pipelines import ingest, synth
 from bridgeflow.training.bidding.bsm_data import SPLITS, load_corpus
 from bridgeflow.training.evaluation import ben
-from bridgeflow.training.evaluation import evaluate as ev
+from bridgeflow.training.evaluation.table import play
 
 BOARDS = 8
 
@@ -35,7 +35,7 @@ def agent(ben_dir):
 def test_a_whole_auction_in_one_request_is_the_auction_call_by_call(agent):
     for index in range(BOARDS):
         owner, dealer, vul = random_owner(41, index), index % 4, (index // 4) % 4
-        per_call = ev.play([agent] * 4, owner, dealer, vul, {"ben-nosearch": []}).calls
+        per_call = play([agent] * 4, owner, dealer, vul, {"ben-nosearch": []}).calls
         assert agent.bid_deal(owner, dealer, vul) == list(per_call)
     with pytest.raises(ben.BenFailed, match="hands"):
         agent.server.bid({"hands": ["AKQ"], "dealer": 0, "vulnerability": [False, False]})

@@ -7,7 +7,6 @@ load says which file it read."""
 from __future__ import annotations
 
 import argparse
-import hashlib
 import io
 import json
 import logging
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import torch
 
+from bridgeflow.dataset.digests import sha256_digest
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.training.home import HOME, hint
@@ -57,7 +57,7 @@ def load_model_state(path: Path, what: str) -> tuple[dict, bytes]:
         raise InputError(f"{what} {path}: not a readable model file ({reason[:200]})") from None
     if not isinstance(state, dict) or not {"model", "model_config"} <= state.keys():
         raise InputError(f"{what} {path}: not a {what} file (no model weights and config in it)")
-    LOG.info("%s: %s (sha256 %s)", what, path, hashlib.sha256(data).hexdigest()[:16])
+    LOG.info("%s: %s (sha256 %s)", what, path, sha256_digest(data)[:16])
     return state, data
 
 
@@ -71,7 +71,7 @@ def ship(trained: Path, what: str, out: Path, command: str) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     path = out / file_name
     torch.save({"model_config": state["model_config"], "model": state["model"]}, path)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = sha256_digest(path.read_bytes())
     (out / "config.json").write_text(json.dumps(state["model_config"], indent=1, sort_keys=True) + "\n")
     metrics = json.loads((source.parent / "metrics.json").read_text())
     (out / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")

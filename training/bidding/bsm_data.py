@@ -19,7 +19,6 @@ train the belief heads on the true hands)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from functools import lru_cache
@@ -32,6 +31,7 @@ import pyarrow.parquet as pq
 
 from bridgeflow.dataset.atomic import atomic_path
 from bridgeflow.dataset.auction import auction_scan, auction_status, legal_masks
+from bridgeflow.dataset.digests import digest
 from bridgeflow.dataset.encodings import CARD_HCP, DOUBLE, NUM_CALLS, PASS, REDOUBLE
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.dataset.splits import SPLITS, split_of
@@ -123,11 +123,11 @@ def record_files(records: Path) -> list[Path]:
 
 def cache_key(files: Sequence[Path], records: Path) -> str:
     """Hash of the input files' names, sizes and mtimes (and the cache layout version)."""
-    digest = hashlib.blake2b(f"bsm-cache-{CACHE_VERSION}".encode(), digest_size=8)
+    parts = [f"bsm-cache-{CACHE_VERSION}"]
     for path in files:
         stat = path.stat()
-        digest.update(f"\0{path.relative_to(records)}\0{stat.st_size}\0{stat.st_mtime_ns}".encode())
-    return digest.hexdigest()
+        parts.append(f"\0{path.relative_to(records)}\0{stat.st_size}\0{stat.st_mtime_ns}")
+    return digest("".join(parts).encode())
 
 
 def _read_auctions(path: Path) -> dict[str, np.ndarray]:
@@ -342,9 +342,8 @@ def selfplay_corpus(decisions: Path, imitation: Corpus, fraction: float, seed: i
     files = record_files(decisions)
     if not files:
         raise InputError(f"self-play decisions {decisions}: no Parquet file in it")
-    digest = hashlib.blake2b(f"{cache_key(files, decisions)}\0{imitation.folder.name}\0{fraction}\0{seed}".encode(),
-                             digest_size=8)
-    folder = cache_root / f"selfplay-{digest.hexdigest()}"
+    key = digest(f"{cache_key(files, decisions)}\0{imitation.folder.name}\0{fraction}\0{seed}".encode())
+    folder = cache_root / f"selfplay-{key}"
     if (folder / "meta.json").exists():
         return Corpus.open(folder)
     generated = _generated_auctions(decisions)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
 import json
 import math
 import time
@@ -29,6 +28,7 @@ import yaml
 from tqdm import tqdm
 
 from bridgeflow.dataset.atomic import atomic_path
+from bridgeflow.dataset.digests import file_digest
 from bridgeflow.dataset.encodings import CARD_HCP
 from bridgeflow.dataset.errors import InputError, existing
 from bridgeflow.dataset.schema import SCHEMA_VERSION
@@ -197,8 +197,7 @@ def load_init(path: str | Path) -> tuple[dict, str]:
     """The weights of a finished BSM (model.pt, or its training folder) to warm-start from, and a
     hash of the file (a checkpoint only resumes from the same start)."""
     path = model_file(path, "BSM", "--init")
-    blob = path.read_bytes()
-    return torch.load(path, weights_only=True)["model"], hashlib.blake2b(blob, digest_size=8).hexdigest()
+    return torch.load(path, weights_only=True)["model"], file_digest(path)
 
 
 def train(cfg: TrainConfig, corpus: Corpus, out: Path, stop_at: int | None = None, fresh: bool = False,

@@ -12,12 +12,12 @@ As a labeller (checked full deals in, DD_LABELS rows out):
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from bridgeflow.dataset.digests import digest
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.training.model_files import load_model_state, model_file
 
@@ -44,7 +44,7 @@ class DDEstimator:
             model.load_state_dict(state["model"])
         except (TypeError, RuntimeError) as error:  # another model's file, or weights of another shape
             raise InputError(f"NN-DDA {path}: not an NN-DDA model file ({str(error).splitlines()[0][:200]})") from None
-        return cls(model, version=f"nn-dda:{hashlib.blake2b(data, digest_size=6).hexdigest()}")
+        return cls(model, version=f"nn-dda:{digest(data, size=6)}")
 
     @property
     def solver_version(self) -> str:

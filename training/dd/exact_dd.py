@@ -5,7 +5,6 @@ threads call it and can take its process down, so it never runs in the caller.""
 
 from __future__ import annotations
 
-import multiprocessing
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -13,6 +12,7 @@ from concurrent.futures.process import BrokenProcessPool
 import numpy as np
 
 from bridgeflow.dataset.encodings import deal_to_pbn
+from bridgeflow.training.pools import spawn_pool
 
 MAX_DEALS = 40  # deals per call to the child (DDS's batch limit: 40 deals x 5 strains)
 
@@ -60,7 +60,7 @@ class ExactDD:
     def _solve(self, owners: np.ndarray, cells: list[tuple[int, int, int]]) -> list[int]:
         for attempt in range(2):
             if self.pool is None:
-                self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+                self.pool = spawn_pool(1)
             try:
                 return self.pool.submit(solve_cells, owners, cells).result()
             except BrokenProcessPool:

@@ -15,7 +15,6 @@ Deterministic given params.seed (and the thread count)."""
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
 import math
@@ -32,6 +31,7 @@ from tqdm import tqdm
 
 from bridgeflow.dataset.atomic import atomic_path
 from bridgeflow.dataset.dd import SOLVER_NAME
+from bridgeflow.dataset.digests import digest
 from bridgeflow.dataset.encodings import STRAINS
 from bridgeflow.dataset.errors import output_folder
 from bridgeflow.dataset.labels import label_files
@@ -284,7 +284,7 @@ def run(argv: list[str] | None = None) -> dict:
         raise ValueError(f"{', '.join(args.dd)}: need exact DD labels in both the train and valid splits")
     data = {"dd": args.dd, "deals": len(ids), "dropped_not_exact": dropped, "train_used": len(rows["train"])}
     data |= {name: int((names == name).sum()) for name in ("train", "valid", "test")}
-    fingerprint = hashlib.blake2b(ids[rows["train"]].tobytes() + tables[rows["train"]].tobytes(), digest_size=8).hexdigest()
+    fingerprint = digest(ids[rows["train"]].tobytes() + tables[rows["train"]].tobytes())
 
     model, curve, seconds = train(config, owners[rows["train"]], tables[rows["train"]],
                                   (owners[rows["valid"]], tables[rows["valid"]]), out, fingerprint)

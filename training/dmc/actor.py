@@ -8,14 +8,13 @@ keep it going up to 319 calls); those passes are decisions too."""
 
 from __future__ import annotations
 
-import multiprocessing
-
 import numpy as np
 import torch
 
 from bridgeflow.dataset.auction import AuctionState
 from bridgeflow.dataset.encodings import PASS, deal_id, random_owner
 from bridgeflow.dataset.splits import in_split
+from bridgeflow.training.pools import end_with_parent
 
 from .buffer import SharedBuffer
 from .q_model import QNetwork, epsilon_greedy
@@ -94,15 +93,15 @@ def actor_loop(index: int, config, reward_factory, shared: QNetwork, version, bu
     Its deals and draws are seeded by (seed, actor, stretch), stretch the update a run resumed
     from, so a resumed run plays other deals. Stops when told, or when the learner's process is
     gone (killed: nothing else would stop it)."""
+    end_with_parent()
     torch.set_num_threads(1)
-    parent = multiprocessing.parent_process()
     reward = reward_factory(config, store)
     network = QNetwork(shared.config)
     seen = -1
     seed = int(np.random.SeedSequence([config.seed, index, stretch]).generate_state(1)[0])
     source = DealSource(store[0], store[1], config.store_share, seed)
     rng = np.random.default_rng([seed, 1])
-    while not stop.is_set() and (parent is None or parent.is_alive()):
+    while not stop.is_set():
         if version.value != seen:
             with version.get_lock():
                 network.load_state_dict(shared.state_dict())

@@ -20,9 +20,10 @@ from bridgeflow.dataset.encodings import duplicate_dealer, duplicate_vulnerabili
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.dataset.scoring import imps
 from bridgeflow.training.dd.dd_estimator import DDEstimator
-from bridgeflow.training.evaluation.agents import Agent
-from bridgeflow.training.evaluation.evaluate import AgentFactory, Boards, play, summary, team_line_ups
-from bridgeflow.training.evaluation.generation import boards_from
+from bridgeflow.training.evaluation.agents import Agent, AgentFactory
+from bridgeflow.training.evaluation.boards import Boards, boards_from
+from bridgeflow.training.evaluation.matches import summary, team_line_ups
+from bridgeflow.training.evaluation.table import play
 from bridgeflow.training.model_files import shipped_model
 from bridgeflow.training.search.monte_carlo import SearchConfig
 

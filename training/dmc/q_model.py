@@ -187,7 +187,7 @@ def epsilon_greedy(q: np.ndarray, epsilon: float, rng: np.random.Generator) -> n
 
 
 class DMCAgent:
-    """The greedy Q policy at the table (evaluate's Agent protocol)."""
+    """The greedy Q policy at the table (the evaluation's Agent protocol; agent.py registers it as `dmc`)."""
 
     def __init__(self, network: QNetwork, name: str = "dmc"):
         self.network = network.eval()

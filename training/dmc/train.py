@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
 import json
 import logging
 import time
@@ -31,6 +30,7 @@ import torch
 import torch.multiprocessing as mp
 
 from bridgeflow.dataset.atomic import atomic_path
+from bridgeflow.dataset.digests import key_digest
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.dataset.splits import in_split
@@ -103,7 +103,7 @@ def bridge_reward(config: DMCConfig, store: tuple[np.ndarray, np.ndarray, np.nda
 
 def run_key(config: DMCConfig) -> str:
     decisive = {key: value for key, value in asdict(config).items() if key not in RESUMABLE_KEYS}
-    return hashlib.blake2b(json.dumps(decisive, sort_keys=True).encode(), digest_size=8).hexdigest()
+    return key_digest(decisive)
 
 
 def load_store(config: DMCConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

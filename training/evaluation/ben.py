@@ -21,7 +21,6 @@ checkout; the virtualenv BRIDGEFLOW_BEN_VENV or .ben-venv in the checkout."""
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import logging
 import os
@@ -34,6 +33,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from bridgeflow.dataset.digests import file_digest
 from bridgeflow.dataset.encodings import NUM_CALLS, VUL_BOTH, VUL_EW, VUL_NS, hand_to_pbn, hands_from_owner
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.training.home import HOME, hint
@@ -73,7 +73,7 @@ def venv_folder() -> Path:
 
 
 def requirements_hash() -> str:
-    return hashlib.blake2b(REQUIREMENTS.read_bytes(), digest_size=8).hexdigest()
+    return file_digest(REQUIREMENTS)
 
 
 def ensure_venv(folder: Path | None = None) -> Path:

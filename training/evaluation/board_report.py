@@ -43,7 +43,8 @@ REPORT_FILE = "report.html"
 PAGE_TEMPLATE = Path(__file__).with_name("board_report.html")
 DATA_MARK = "/*REPORT_DATA*/"
 # The log columns each page reads; the rest are optional (an older run may lack them). The verbs'
-# modules (evaluate, challenge, match_pbn) are imported where used: they import this one.
+# modules (evaluate, challenge) import this one; evaluation modules it uses are imported where used (the
+# match kinds bring the agents, and torch, only to the pages that need them).
 EVALUATE_COLUMNS = ("match", "board", "dealer", "vul", "auctions", "tricks", "scores_ns", "imps")
 CHALLENGE_COLUMNS = ("file", "board", "agent", "kind", "dealer", "vul", "auction", "points", "top_points",
                      "top_contract", "substitutions")
@@ -189,7 +190,7 @@ def board_view(key: str, group: str, number: int, dealer: int, vul: int | None, 
 
 
 def evaluate_run(folder: Path) -> dict:
-    from .evaluate import match_agents, seat_names, summary
+    from .matches import match_agents, seat_names, summary
     from .match_pbn import reference_imps, table_rooms
 
     notes: list[str] = []
@@ -308,7 +309,7 @@ def evaluate_summary(metrics: dict) -> list[dict]:
 
 
 def challenge_run(folder: Path) -> dict:
-    from . import challenge
+    from . import challenge_report
 
     notes: list[str] = []
     rows = read_log(folder / "boards.parquet", CHALLENGE_COLUMNS, ("file", "board", "agent", "dealer", "auction"), notes)
@@ -317,7 +318,7 @@ def challenge_run(folder: Path) -> dict:
     deals, awards, unread = {}, {}, []
     for file in dict.fromkeys(row["file"] for row in rows):
         for agent in agents:
-            path = folder / challenge.pbn_name(file, agent)
+            path = folder / challenge_report.pbn_name(file, agent)
             if path.exists():
                 try:
                     for board in facit.read_results(path).boards:
@@ -380,7 +381,7 @@ def challenge_run(folder: Path) -> dict:
                                    [[agent, result["points"], result["max"], f"{result['percent']:.1f}%", result["boards"]]
                                     for agent, result in metrics.get("all", {}).items()]))
         summary.append({"title": "Totals and paired intervals (as in report.txt)",
-                        "text": "\n".join(challenge.summary_lines(metrics) + challenge.comparison_lines(comparisons))})
+                        "text": "\n".join(challenge_report.summary_lines(metrics) + challenge_report.comparison_lines(comparisons))})
     return page("challenge", folder, summary, columns, boards, notes)
 
 

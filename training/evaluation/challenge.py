@@ -36,409 +36,37 @@ of identical auctions, the first call where each board's auctions differ, and bo
 (theirs as the file scored it).
 
 A problem or Results board that cannot be read is skipped and listed, never the end of the run; a
-file with no problem (empty, or without award tables) is a warning (`facit.read_problems`)."""
+file with no problem (empty, or without award tables) is a warning (`facit.read_problems`).
+
+This module is the verb; the parts: problems.py (bidding the problems), problem_scores.py (the
+totals and paired intervals), robot_comparison.py (--compare) and challenge_report.py (report.txt,
+the lines printed and the Results-shaped PBN files)."""
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import re
-import time
-from dataclasses import asdict, dataclass, field
-from itertools import combinations
+from dataclasses import asdict
 from pathlib import Path
 from typing import Sequence
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 import torch
-from tqdm import tqdm
 
 from bridgeflow.dataset import facit
-from bridgeflow.dataset.auction import AuctionState, Contract
-from bridgeflow.dataset.encodings import PASS, SEATS, VUL_NAMES, call_name, hand_to_pbn, parse_call
+from bridgeflow.dataset.atomic import write_table
 from bridgeflow.dataset.errors import InputError, existing
 from bridgeflow.training.params import ParamsArguments
 from bridgeflow.training.search.monte_carlo import SearchConfig
 
-from .agents import Agent
+from .agents import Agent, AgentFactory
 from .ben import BenAgent
 from .board_report import write_report
-from .evaluate import AgentFactory, timing_summary
-
-BOOTSTRAP_DRAWS = 10_000
-KINDS = ("uncontested", "scripted")
-
-LOG_SCHEMA = pa.schema([
-    pa.field("file", pa.string()), pa.field("board", pa.int32()), pa.field("agent", pa.string()),
-    pa.field("kind", pa.string()), pa.field("dealer", pa.int8()), pa.field("vul", pa.int8()),
-    pa.field("auction", pa.string()), pa.field("contract", pa.string()), pa.field("points", pa.int32()),
-    pa.field("top_points", pa.int32()), pa.field("top_contract", pa.string()),
-    pa.field("substitutions", pa.list_(pa.string())),
-])
-
-
-@dataclass
-class Bidding:
-    """One problem bid by one agent: the calls from the dealer's seat, the final contract (None:
-    passed out), its Facit points and every call that is not the script's."""
-    calls: list[int]
-    contract: Contract | None
-    points: int
-    substitutions: list[str] = field(default_factory=list)
-
-
-def bid_problem(problem: facit.Problem, agent: Agent, seconds: list[float] | None = None) -> Bidding:
-    """Bid `problem` with `agent` for N/S along its script (module docstring: the rules); the
-    seconds of each of the agent's decisions go to `seconds`."""
-    hands = facit.seat_hands(problem.deal)
-    state = AuctionState.start(problem.dealer)
-    substitutions = []
-    while not state.finished:
-        number, seat = len(state.calls), state.to_call
-        scripted = problem.script[number] if number < len(problem.script) else None
-        where = f"call {number + 1} ({SEATS[seat]})"
-        if seat % 2 == 0:
-            call = None if scripted in (None, facit.OUR_CALL) else parse_call(scripted)
-            if call is not None and not state.is_legal(call):
-                substitutions.append(f"{where}: scripted {scripted} {state.why_illegal(call)}: the agent bid")
-                call = None
-            if call is None:
-                started = time.perf_counter()
-                call = agent.next_call(hands[seat], list(state.calls), problem.dealer, problem.vulnerability)
-                if seconds is not None:
-                    seconds.append(time.perf_counter() - started)
-        else:
-            call = PASS if scripted is None else parse_call(scripted)
-            if not state.is_legal(call):
-                substitutions.append(f"{where}: scripted {scripted} {state.why_illegal(call)}: Pass")
-                call = PASS
-        state.add(call)
-    contract = state.contract()
-    points = (facit.award_points(problem.table, contract.level, contract.strain, contract.doubled, contract.declarer)
-              if contract else 0)
-    return Bidding(list(state.calls), contract, points, substitutions)
-
-
-def contract_text(contract: Contract | None) -> str:
-    """A table's spelling, declarer first ('N4S', 'S3NX'); 'Pass' when passed out."""
-    if contract is None:
-        return "Pass"
-    return f"{SEATS[contract.declarer]}{contract.level}{facit.STRAIN_LETTERS[contract.strain]}" \
-           f"{facit.DOUBLED_SUFFIXES[contract.doubled]}"
-
-
-def top_contracts(table: facit.Table) -> str:
-    best = facit.top_points(table)
-    return " ".join(award.contract for award in table if award.points == best)
-
-
-def board_seed(seed: int, file: str, board: int) -> int:
-    key = f"{seed}\0{file}\0{board}".encode()
-    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little")
-
-
-def play(problem_files: dict[str, list[facit.Problem]], agents: dict[str, Agent], seed: int,
-         seconds: dict[str, list[float]] | None = None) -> list[dict]:
-    """Every problem of every file bid by every agent: the log rows (LOG_SCHEMA); each agent's
-    decision times go to `seconds[agent]`."""
-    rows = []
-    progress = tqdm(total=len(agents) * sum(map(len, problem_files.values())), unit="problem", desc="challenge")
-    for file, problems in problem_files.items():
-        for name, agent in agents.items():
-            for problem in problems:
-                agent.reseed(board_seed(seed, file, problem.board))
-                bidding = bid_problem(problem, agent, None if seconds is None else seconds.setdefault(name, []))
-                rows.append({
-                    "file": file, "board": problem.board, "agent": name,
-                    "kind": KINDS[bool(problem.script)], "dealer": problem.dealer, "vul": problem.vulnerability,
-                    "auction": " ".join(call_name(call) for call in bidding.calls),
-                    "contract": contract_text(bidding.contract), "points": bidding.points,
-                    "top_points": facit.top_points(problem.table), "top_contract": top_contracts(problem.table),
-                    "substitutions": bidding.substitutions,
-                })
-                progress.update()
-    progress.close()
-    return rows
-
-
-def totals(rows: Sequence[dict]) -> dict:
-    points, best = sum(row["points"] for row in rows), sum(row["top_points"] for row in rows)
-    return {"points": points, "max": best, "percent": 100.0 * points / best if best else 0.0, "boards": len(rows)}
-
-
-def paired_interval(first: Sequence[dict], second: Sequence[dict], seed: int) -> dict:
-    """The difference in percent (first - second) on the same boards, with a paired bootstrap 95%
-    interval over boards (BOOTSTRAP_DRAWS draws, a fixed seed)."""
-    difference = np.array([a["points"] - b["points"] for a, b in zip(first, second)], float)
-    best = np.array([a["top_points"] for a in first], float)
-    if not len(best):  # every problem skipped
-        return {"difference": 0.0, "low": 0.0, "high": 0.0, "boards": 0}
-    draws = np.random.default_rng(seed).integers(0, len(best), (BOOTSTRAP_DRAWS, len(best)))
-    sums = best[draws].sum(axis=1)
-    percents = 100.0 * difference[draws].sum(axis=1) / np.where(sums > 0, sums, 1.0)
-    low, high = np.percentile(percents, [2.5, 97.5])
-    return {"difference": 100.0 * difference.sum() / best.sum() if best.sum() else 0.0,
-            "low": float(low), "high": float(high), "boards": len(best)}
-
-
-def summarise(rows: list[dict], agents: Sequence[str], seed: int) -> dict:
-    """Totals per file and agent (all, uncontested, scripted), and the agents' paired differences."""
-    files = list(dict.fromkeys(row["file"] for row in rows))
-    def chosen(file: str | None, agent: str, kind: str | None = None) -> list[dict]:
-        return [row for row in rows if row["agent"] == agent and file in (None, row["file"])
-                and kind in (None, row["kind"])]
-    out = {"files": {file: {agent: {"all": totals(chosen(file, agent))}
-                            | {kind: totals(chosen(file, agent, kind)) for kind in KINDS}
-                            for agent in agents} for file in files},
-           "all": {agent: totals(chosen(None, agent)) for agent in agents}, "paired": {}}
-    for first, second in combinations(agents, 2):
-        out["paired"][f"{first} - {second}"] = (
-            {file: paired_interval(chosen(file, first), chosen(file, second), seed) for file in files}
-            | {"all": paired_interval(chosen(None, first), chosen(None, second), seed)})
-    return out
-
-
-def results_file_of(problems: dict[str, list[facit.Problem]], theirs: Sequence[facit.RobotBoard], path: Path) -> str:
-    """The --problems file whose problems have the deals of Results file `path`'s boards: no board
-    of both with another deal, and the most boards of both (a board whose problem was skipped is
-    in the Results file alone); InputError when no file has one of them."""
-    deals = {board.board: facit.seat_hands(board.deal) for board in theirs}
-    shared = {}
-    for file, file_problems in problems.items():
-        hands = {problem.board: facit.seat_hands(problem.deal) for problem in file_problems if problem.board in deals}
-        if all(hands[number] == deals[number] for number in hands):
-            shared[file] = len(hands)
-    best = max(shared, key=shared.get, default=None)
-    if best is None or not shared[best]:
-        raise InputError(f"--compare {path}: no --problems file has its {len(deals)} boards' deals")
-    return best
-
-
-def first_difference(ours: Sequence[str], theirs: Sequence[str], dealer: int) -> dict | None:
-    """Where two auctions (call names from the dealer) part: the 1-based call, its seat and both
-    calls ('-' where one auction has ended); None when they are the same."""
-    for number in range(max(len(ours), len(theirs))):
-        mine = ours[number] if number < len(ours) else "-"
-        other = theirs[number] if number < len(theirs) else "-"
-        if mine != other:
-            return {"call": number + 1, "seat": SEATS[(dealer + number) % 4], "ours": mine, "theirs": other}
-    return None
-
-
-def kept_script(problem: facit.Problem, auction: Sequence[str]) -> bool:
-    """Whether a robot's auction has the problem's scripted E/W calls, each made if legal, else Pass
-    (BEN's own runs bid CTC_mayjun20 boards 11 and 19, tagged `[ Auction "E"]`, as uncontested)."""
-    state = AuctionState.start(problem.dealer)
-    for index, call in enumerate(auction):
-        scripted = problem.script[index] if index < len(problem.script) else facit.OUR_CALL
-        if scripted != facit.OUR_CALL and (problem.dealer + index) % 2 == 1:
-            made = parse_call(scripted) if state.is_legal(parse_call(scripted)) else PASS
-            if parse_call(call) != made:
-                return False
-        state.add(parse_call(call))
-    return True
-
-
-def comparable(results: facit.ResultsFile, problems: dict[int, facit.Problem]
-               ) -> tuple[list[tuple[facit.RobotBoard, bool]], list[dict]]:
-    """The boards of a Results file that can be set beside their problems, each with whether it
-    kept the problem's script, and the others (those it could not read among them), each with its
-    board, line and reason."""
-    pairs, skipped = [], [asdict(item) for item in results.skipped]
-    for board in results.boards:
-        problem = problems.get(board.board)
-        if problem is None:
-            skipped.append({"board": board.board, "line": None, "reason": "its problem was not read"})
-            continue
-        try:
-            pairs.append((board, kept_script(problem, board.auction)))
-        except ValueError as error:  # an illegal call in the file's auction
-            skipped.append({"board": board.board, "line": None, "reason": f"Auction: {error}"})
-    return pairs, skipped
-
-
-def comparison(rows: Sequence[dict], problems: dict[str, list[facit.Problem]], results: facit.ResultsFile,
-               agents: Sequence[str]) -> dict:
-    """Per agent, its auctions beside those of a Results file (module docstring), also counted
-    over the boards where the file kept the problem's script (`kept_script`); the boards that
-    cannot be compared are listed (`skipped`)."""
-    file = results_file_of(problems, results.boards, results.path)
-    pairs, skipped = comparable(results, {problem.board: problem for problem in problems[file]})
-    out = {}
-    for agent in agents:
-        ours = {row["board"]: row for row in rows if row["file"] == file and row["agent"] == agent}
-        boards = []
-        for board, script_kept in pairs:
-            row = ours[board.board]
-            boards.append({"board": board.board, "auction": row["auction"], "their_auction": " ".join(board.auction),
-                           "first_difference": first_difference(row["auction"].split(), board.auction, row["dealer"]),
-                           "their_script_kept": script_kept,
-                           "points": row["points"], "their_points": board.facit_score, "top_points": row["top_points"]})
-        identical = sum(board["first_difference"] is None for board in boards)
-        kept = [board for board in boards if board["their_script_kept"]]
-        out[agent] = {"problems": file, "boards": len(boards), "skipped": skipped,
-                      "repaired": [{"board": board.board, "repairs": list(board.repairs)}
-                                   for board in results.boards if board.repairs],
-                      "identical_auctions": identical,
-                      "share_identical": identical / len(boards) if boards else 0.0,
-                      "boards_script_kept": len(kept),
-                      "identical_where_script_kept": sum(board["first_difference"] is None for board in kept),
-                      "points": sum(board["points"] for board in boards),
-                      "their_points": sum(board["their_points"] for board in boards),
-                      "max": sum(board["top_points"] for board in boards), "per_board": boards}
-    return out
-
-
-def comparison_lines(comparisons: dict) -> list[str]:
-    lines = []
-    for results, by_agent in comparisons.items():
-        for agent, result in by_agent.items():
-            lines.append(f"{agent} vs {results}: {result['identical_auctions']}/{result['boards']} identical auctions "
-                         f"({100 * result['share_identical']:.0f}%; {result['identical_where_script_kept']}/"
-                         f"{result['boards_script_kept']} where it kept the scripts); Facit {result['points']}/"
-                         f"{result['max']} against their {result['their_points']}/{result['max']}"
-                         + (f"; {len(result['skipped'])} of its boards skipped" if result["skipped"] else ""))
-    return lines
-
-
-def reading(files: Sequence[facit.ProblemFile]) -> dict:
-    """What was read of each problem file (its name -> problems, the boards skipped and repaired,
-    its warning), and the counts over all files."""
-    out = {"files": {}}
-    for read in files:
-        out["files"][read.path.name] = {
-            "problems": len(read.problems), "skipped": [asdict(item) for item in read.skipped],
-            "repaired": [{"board": problem.board, "repairs": list(problem.repairs)}
-                         for problem in read.problems if problem.repairs],
-            "warning": read.warning}
-    entries = out["files"].values()
-    out["problems"] = sum(entry["problems"] for entry in entries)
-    out["skipped"] = sum(len(entry["skipped"]) for entry in entries)
-    out["repaired"] = sum(len(entry["repaired"]) for entry in entries)
-    return out
-
-
-def file_lines(read: dict) -> list[str]:
-    """One line per problem file: its problems, those skipped and repaired, its warning."""
-    return [f"{file}: {entry['problems']} problems read, {len(entry['skipped'])} skipped, "
-            f"{len(entry['repaired'])} repaired" + (f"; warning: {entry['warning']}" if entry["warning"] else "")
-            for file, entry in read["files"].items()]
-
-
-def reading_lines(read: dict, comparisons: dict) -> list[str]:
-    """`file_lines`, then one line per board skipped or repaired, of the problem files and of the
-    compared Results files."""
-    lines = file_lines(read)
-    for file, entry in read["files"].items():
-        lines += [f"{file} {_board_name(item)}: skipped: {item['reason']}" for item in entry["skipped"]]
-        lines += [f"{file} board {item['board']}: repaired: {', '.join(item['repairs'])}" for item in entry["repaired"]]
-    for results, by_agent in comparisons.items():
-        result = next(iter(by_agent.values()), {})
-        lines += [f"{results} {_board_name(item)}: not compared: {item['reason']}" for item in result.get("skipped", [])]
-        lines += [f"{results} board {item['board']}: repaired: {', '.join(item['repairs'])}"
-                  for item in result.get("repaired", [])]
-    return lines
-
-
-def _board_name(item: dict) -> str:
-    """'board 7 (line 120)', 'board 7' or 'game at line 120'."""
-    if item["board"] is None:
-        return f"game at line {item['line']}"
-    return f"board {item['board']}" + (f" (line {item['line']})" if item["line"] is not None else "")
-
-
-def summary_lines(metrics: dict) -> list[str]:
-    def cell(result: dict) -> str:
-        return f"{result['points']:>4}/{result['max']:<4} {result['percent']:5.1f}%"
-    lines = []
-    for file, by_agent in metrics["files"].items():
-        for agent, result in by_agent.items():
-            lines.append(f"{file:<28} {agent:<12} all {cell(result['all'])}   uncontested "
-                         f"{cell(result['uncontested'])} ({result['uncontested']['boards']})   scripted "
-                         f"{cell(result['scripted'])} ({result['scripted']['boards']})")
-    for pair, by_file in metrics["paired"].items():
-        for file, result in by_file.items():
-            if file == "all" and len(by_file) == 2:
-                continue  # one file: its own line says it
-            lines.append(f"{pair} on {file}: {result['difference']:+.1f} points of percent, 95% interval "
-                         f"[{result['low']:+.1f}, {result['high']:+.1f}] over {result['boards']} boards")
-    return lines
-
-
-def hand_line(cards: Sequence[int]) -> str:
-    """'S AK87  H A2  D Q94  C T432' (a void is '-')."""
-    return "  ".join(f"{suit} {holding or '-'}" for suit, holding in zip("SHDC", hand_to_pbn(cards).split(".")))
-
-
-def report_text(metrics: dict, rows: list[dict], problems: dict[str, dict[int, facit.Problem]]) -> str:
-    """The totals, then each board: dealer, vulnerability, N and S hands, each agent's auction,
-    contract and points against the top award, and where it parts from each compared Results file."""
-    comparisons = metrics.get("comparisons", {})
-    lines = ["Facit bidding challenge (our side N/S; points / sum of each board's top award)", "",
-             *summary_lines(metrics), *comparison_lines(comparisons), "",
-             *reading_lines(metrics["read"], comparisons), ""]
-    for (file, board_number), board_rows in _by_board(rows).items():
-        problem = problems[file][board_number]
-        hands = facit.seat_hands(problem.deal)
-        lines += [f"{file} board {board_number}: dealer {SEATS[problem.dealer]}, vulnerable {VUL_NAMES[problem.vulnerability]}, "
-                  f"{board_rows[0]['kind']}" + (f" ({' '.join(problem.script)})" if problem.script else ""),
-                  f"  N  {hand_line(hands[0])}", f"  S  {hand_line(hands[2])}",
-                  f"  top {board_rows[0]['top_points']}: {board_rows[0]['top_contract']}"]
-        for row in board_rows:
-            lines.append(f"  {row['agent']:<12} {row['contract']:<6} {row['points']:>3}/{row['top_points']:<3} "
-                         f"{SEATS[row['dealer']]}: {row['auction']}")
-            lines += [f"  {'':<12} substituted {text}" for text in row["substitutions"]]
-            for results, by_agent in comparisons.items():
-                result = by_agent.get(row["agent"], {})
-                if result.get("problems") != file:
-                    continue
-                theirs = next((board for board in result["per_board"] if board["board"] == board_number), None)
-                if theirs is None:  # a Results file may hold only some of its problem file's boards
-                    lines.append(f"  {'':<12} {results}: not on this board")
-                    continue
-                where = theirs["first_difference"]
-                lines.append(f"  {'':<12} {results} ({theirs['their_points']}): " + (
-                    "the same auction" if where is None else
-                    f"differs at call {where['call']} ({where['seat']}): {where['ours']} against {where['theirs']}")
-                    + ("" if theirs["their_script_kept"] else ", their auction leaves the script"))
-        lines.append("")
-    return "\n".join(lines)
-
-
-def _by_board(rows: list[dict]) -> dict[tuple[str, int], list[dict]]:
-    boards: dict[tuple[str, int], list[dict]] = {}
-    for row in rows:
-        boards.setdefault((row["file"], row["board"]), []).append(row)
-    return boards
-
-
-def results_pbn(rows: list[dict], problems: dict[int, facit.Problem], file: str, agent: str) -> str:
-    """One agent's auctions of one problem file, shaped like BEN's Results files."""
-    games, running = [f"% PBN 2.1\n% EXPORT\n% bridgeflow challenge: {file}, agent {agent}"], 0
-    for row in rows:
-        problem = problems[row["board"]]
-        running += row["points"]
-        contract = row["contract"]
-        declarer, played = ("", "Pass") if contract == "Pass" else (contract[0], contract[1:])
-        calls = [("PASS" if call == "P" else call) for call in row["auction"].split()]
-        auction = "\n".join(" ".join(calls[start:start + 4]) for start in range(0, len(calls), 4))
-        score_table = "".join(f" {_escape(award.contract):<5} {award.points:>4}\\n" for award in problem.table)
-        games.append(
-            f'[Event "{file}"]\n[Board "{row["board"]}"]\n[West "Facit"]\n[East "Facit"]\n'
-            f'[North "{agent}"]\n[South "{agent}"]\n[Dealer "{SEATS[problem.dealer]}"]\n'
-            f'[Vulnerable "{VUL_NAMES[problem.vulnerability]}"]\n[Deal "{problem.deal}"]\n'
-            f'[Declarer "{declarer}"]\n[Contract "{played}"]\n[Scoring "Facit"]\n'
-            f'[Auction "{SEATS[problem.dealer]}"]\n{auction}\n'
-            f'{{\nScore Table:\n\n{score_table}\n\nFacit Score: {row["points"]:>4}\\nRunning Score: {running:>4}\n}}\n')
-    return "\n".join(games)
-
-
-def _escape(contract: str) -> str:
-    """BEN's Score Table spelling: suit letters after the first character escaped (`4\\s`)."""
-    return contract[0] + re.sub(r"([CDHS])", lambda match: "\\" + match.group(1).lower(), contract[1:])
+from .challenge_report import comparison_lines, file_lines, pbn_name, report_text, results_pbn, summary_lines
+from .problem_scores import summarise
+from .problems import LOG_SCHEMA, bid_problems, reading
+from .robot_comparison import comparison, results_file_of
+from .statistics import BOOTSTRAP_DRAWS, timing_summary
 
 
 def make_agents(names: Sequence[str], factory: AgentFactory) -> dict[str, Agent]:
@@ -484,7 +112,7 @@ def run(argv: list[str] | None = None) -> dict:
     seconds: dict[str, list[float]] = {}
     try:
         agents = make_agents(args.agent, factory)
-        rows = play(problems, agents, args.seed, seconds)
+        rows = bid_problems(problems, agents, args.seed, seconds)
     finally:
         factory.close()
     timings = {name: timing_summary(seconds[name]) for name in agents if seconds.get(name)}
@@ -500,7 +128,7 @@ def run(argv: list[str] | None = None) -> dict:
                                   for results in compared}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(rows, schema=LOG_SCHEMA), out / "boards.parquet")
+    write_table(pa.Table.from_pylist(rows, schema=LOG_SCHEMA), out / "boards.parquet")
     by_board = {file: {problem.board: problem for problem in file_problems} for file, file_problems in problems.items()}
     (out / "report.txt").write_text(report_text(metrics, rows, by_board) + "\n")
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
@@ -529,6 +157,3 @@ def problem_paths(given: Sequence[str]) -> list[Path]:
     return paths
 
 
-def pbn_name(file: str, agent: str) -> str:
-    """'BW.pbn', 'bsm@m/model.pt' -> 'BW-bsm_m_model.pt.pbn'."""
-    return f"{Path(file).stem}-{re.sub(r'[^A-Za-z0-9.-]+', '_', agent)}.pbn"

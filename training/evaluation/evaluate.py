@@ -38,63 +38,47 @@ with the same results. Writes to --out:
 Resumable: finished boards are committed every COMMIT_SECONDS to --out/_progress/KEY/part-*.parquet,
 KEY a hash of everything that decides the per-board results (see `run_key`). A rerun with the same
 KEY plays only the boards not yet committed and writes the same boards.parquet and metrics.json
-(timings aside) as an uninterrupted run; a complete run removes _progress."""
+(timings aside) as an uninterrupted run; a complete run removes _progress.
+
+This module is the verb: its config, the worker pool and the files. The parts it puts together:
+boards.py (which boards), table.py (one board at its tables), matches.py (the match kinds, their
+IMPs and summaries), resume.py (the committed parts), agents.py (agents made from their specs) and
+statistics.py (the intervals)."""
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
-import multiprocessing
-import os
 import shutil
-import threading
 import time
 from collections import defaultdict
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 import torch
 from tqdm import tqdm
 
 from bridgeflow.dataset.atomic import write_table
-from bridgeflow.dataset.auction import AuctionState
-from bridgeflow.dataset.dd import SOLVER_NAME
-from bridgeflow.dataset.encodings import duplicate_dealer, duplicate_vulnerability, hands_from_owner
-from bridgeflow.dataset.errors import InputError, existing, output_folder
-from bridgeflow.dataset.labels import read_labels
+from bridgeflow.dataset.digests import key_digest
+from bridgeflow.dataset.errors import output_folder
 from bridgeflow.dataset.schema import SCHEMA_VERSION
-from bridgeflow.dataset.scoring import imps, score_ns
-from bridgeflow.dataset.splits import in_split
-from bridgeflow.training.bidding.bidder import Bidder
-from bridgeflow.training.dd.exact_dd import ExactDD
-from bridgeflow.training.dmc.q_model import DMCAgent, load_q
-from bridgeflow.training.model_files import model_file, shipped_model
-from bridgeflow.training.search.monte_carlo import (
-    MonteCarloSearch,
-    SearchConfig,
-    SearchResult,
-    contract_label,
-    load_scorer,
-)
 from bridgeflow.training.params import ParamsArguments
+from bridgeflow.training.pools import spawn_pool
+from bridgeflow.training.search.monte_carlo import SearchConfig
 
-from . import ben
-from .agents import Agent, BSMAgent, RuleAgent, SearchAgent
+from .agents import AgentFactory
 from .board_report import write_report
+from .boards import Boards, load_boards
 from .match_pbn import match_pbn
+from .matches import line_up, paired, play_match, seat_names, summary
+from .resume import PROGRESS_SCHEMA, Progress
+from .statistics import timing_summary
+from .table import LOG_SCHEMA, SAMPLER_COUNTS, play_board, sampler_summary
 
 log = logging.getLogger(__name__)
-AGENT_KINDS = ("rule", "bsm", "bsm-sample", "search", "dmc", *ben.AGENTS)
-Z95 = 1.959964
-COMMIT_SECONDS = 30.0  # a kill loses about this much play at most
 
 
 @dataclass
@@ -111,352 +95,14 @@ class EvalConfig:
             raise ValueError(f"evaluate: boards and workers >= 1, not boards={self.boards}, workers={self.workers}")
 
 
-@dataclass
-class Boards:
-    deal_ids: np.ndarray  # uint64[n], board i + 1 is deal_ids[i]
-    owners: np.ndarray  # int8[n, 52]
-    tables: np.ndarray  # int8[n, 4, 5] exact DD tricks
-
-    @property
-    def hash(self) -> str:
-        return hashlib.blake2b(self.deal_ids.astype("<u8").tobytes(), digest_size=8).hexdigest()
-
-
-def load_boards(dd_store: str | Path, count: int, board_file: str | Path | None = None) -> Boards:
-    """The boards of the match: a fixed list from `board_file`, else the first `count` test-split
-    deal_ids of the DD store in ascending order. Only deals with an exact (DDS) table qualify."""
-    wanted = None if board_file is None else read_board_list(board_file)
-    labels = read_labels(existing(dd_store, "DD store (--dd)"))
-    labels = labels.filter(pc.equal(labels.column("solver"), SOLVER_NAME))  # exact tables only, not NN-DDA estimates
-    ids = labels.column("deal_id").to_numpy()
-    if wanted is None:
-        wanted = np.sort(ids[in_split(ids, "test")])[:count]
-    position = {int(deal): row for row, deal in enumerate(ids)}
-    missing = [int(d) for d in wanted if int(d) not in position]
-    if missing:
-        raise InputError(f"{len(missing)} boards have no exact DD table in {dd_store}, e.g. deal_id {missing[0]}")
-    if not len(wanted):
-        raise InputError(f"DD store {dd_store}: no test-split deal with an exact table in it")
-    rows = pa.array([position[int(d)] for d in wanted])
-    chosen = labels.take(rows)
-    owners = np.array(chosen.column("owner").to_pylist(), np.int8)
-    tables = np.array(chosen.column("dd_tricks").to_pylist(), np.int8).reshape(-1, 4, 5)
-    return Boards(wanted, owners, tables)
-
-
-def read_board_list(path: str | Path) -> np.ndarray:
-    """The deal_ids of a board-list file: a JSON list of deal_ids, or an object whose "deal_ids" is
-    one (a boards.json); InputError naming the file unless it is a non-empty list of integers in
-    0..2**64-1 (1.5 or "1" is no deal_id)."""
-    path = existing(path, "board list (--boards)")
-    where = f"board list (--boards) {path}"
-    try:
-        listed = json.loads(path.read_bytes())
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise InputError(f"{where}: not JSON ({error})") from None
-    deal_ids = listed.get("deal_ids") if isinstance(listed, dict) else listed
-    if not isinstance(deal_ids, list):
-        raise InputError(f"{where}: want a JSON list of deal_ids or an object with one as \"deal_ids\"")
-    if not deal_ids:
-        raise InputError(f"{where}: lists no deal_id")
-    for position, deal in enumerate(deal_ids):
-        if isinstance(deal, bool) or not isinstance(deal, int) or not 0 <= deal < 1 << 64:
-            raise InputError(f"{where}: item {position} is {json.dumps(deal)}, not a deal_id (an integer in 0..2**64-1)")
-    return np.array(deal_ids, np.uint64)
-
-
-def table_seed(seed: int, match: str, deal_id: int, table: int) -> int:
-    key = f"{seed}\0{match}\0{deal_id}\0{table}".encode()
-    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little")
-
-
-def play(seats: Sequence[Agent], owner: np.ndarray, dealer: int, vul: int, timings: dict[str, list],
-         sampler: dict[str, dict[str, int]] | None = None) -> AuctionState:
-    """One table: the agent in each seat (N, E, S, W) calls in turn until the auction ends. Each
-    decision's seconds go to `timings`, and a search agent's sampling to `sampler` (count_sampling)."""
-    hands = hands_from_owner(owner)
-    state = AuctionState.start(dealer)
-    while not state.finished:
-        agent = seats[state.to_call]
-        started = time.perf_counter()
-        call = agent.next_call(hands[state.to_call], list(state.calls), dealer, vul)
-        timings[agent.name].append(time.perf_counter() - started)
-        if sampler is not None and isinstance(agent, SearchAgent):
-            count_sampling(sampler.setdefault(agent.name, dict.fromkeys(SAMPLER_COUNTS, 0)), agent.last)
-        state.add(call)  # an illegal call raises IllegalCall
-    return state
-
-
-# Per search agent and board: its decisions; those it sampled deals for (more than one candidate);
-# those where under K sampled deals fit the auction, so the sampler filled in with deals that do
-# not; those where under min_fitting fit, so the BSM's call was played; deals rolled out, and of
-# those the ones that do not fit.
-SAMPLER_COUNTS = ("decisions", "sampled", "sampler_fallback", "bsm_fallback", "deals", "unfitting")
-
-
-def count_sampling(counts: dict[str, int], result: SearchResult) -> None:
-    sampled = result.generated > 0
-    counts["decisions"] += 1
-    counts["sampled"] += sampled
-    counts["sampler_fallback"] += result.sampler_fell_back
-    counts["bsm_fallback"] += sampled and result.fallback is not None
-    counts["deals"] += result.samples
-    counts["unfitting"] += result.unfitting if result.samples else 0
-
-
-def sampler_summary(counts: dict[str, int]) -> dict:
-    """How often the search's sampler fell back, as shares of the decisions it sampled for."""
-    sampled, deals = counts["sampled"], counts["deals"]
-    return {"decisions": counts["decisions"], "sampled": sampled,
-            "sampler_fallback": counts["sampler_fallback"] / sampled if sampled else None,
-            "bsm_fallback": counts["bsm_fallback"] / sampled if sampled else None,
-            "unfitting_deals": counts["unfitting"] / deals if deals else None}
-
-
-def table_result(state: AuctionState, table: np.ndarray, vul: int) -> tuple[int, int]:
-    """(NS score, declarer's DD tricks or -1 when passed out)."""
-    contract = state.contract()
-    if contract is None:
-        return 0, -1
-    tricks = int(table[contract.declarer, contract.strain])
-    return score_ns(contract.level, contract.strain, contract.doubled, contract.declarer, vul, tricks), tricks
-
-
-def play_board(match: str, line_ups: list[list[Agent]], boards: Boards, index: int, seed: int) -> dict:
-    """Every table of one board: its log row, without the IMPs, plus the seconds of each agent's
-    decisions and each search agent's sampling counts (kept with the board, so that a resumed run
-    still reports them)."""
-    deal = int(boards.deal_ids[index])
-    dealer, vul = duplicate_dealer(index + 1), duplicate_vulnerability(index + 1)
-    timings = defaultdict(list)
-    row = {"match": match, "board": index + 1, "deal_id": deal, "dealer": dealer, "vul": vul,
-           "auctions": [], "contracts": [], "tricks": [], "scores_ns": [], "seconds": timings, "sampler": {}}
-    for number, seats in enumerate(line_ups):
-        for agent in {id(a): a for a in seats}.values():
-            agent.reseed(table_seed(seed, match, deal, number))
-        state = play(seats, boards.owners[index], dealer, vul, timings, row["sampler"])
-        score, tricks = table_result(state, boards.tables[index], vul)
-        row["auctions"].append(state.calls)
-        row["contracts"].append(contract_label(state))
-        row["tricks"].append(tricks)
-        row["scores_ns"].append(score)
-    return row
-
-
-class Progress:
-    """The boards played so far, per match. With a folder, finished boards are committed there in
-    parts every COMMIT_SECONDS (each written atomically), and the parts already there are loaded:
-    a killed run resumes from them."""
-
-    def __init__(self, folder: Path | None = None):
-        self.folder, self.pending, self.committed = folder, [], time.monotonic()
-        self.rows: dict[str, dict[int, dict]] = defaultdict(dict)  # match -> board -> row
-        self.parts = sorted(folder.glob("part-*.parquet")) if folder else []
-        for part in self.parts:
-            for row in pq.read_table(part).to_pylist():
-                self.rows[row["match"]][row["board"]] = row | {"seconds": dict(row["seconds"]), "sampler": dict(row["sampler"])}
-
-    def add(self, row: dict) -> None:
-        self.rows[row["match"]][row["board"]] = row
-        self.pending.append(row)
-        if time.monotonic() - self.committed >= COMMIT_SECONDS:
-            self.commit()
-
-    def commit(self) -> None:
-        if self.folder is not None and self.pending:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            path = self.folder / f"part-{len(self.parts):06d}.parquet"
-            write_table(pa.Table.from_pylist(self.pending, schema=PROGRESS_SCHEMA), path)
-            self.parts.append(path)
-        self.pending, self.committed = [], time.monotonic()
-
-
-def play_match(match: str, line_ups: list[list[Agent]], gain: Callable[[list[int]], float], boards: Boards,
-               seed: int, progress: Progress | None) -> list[dict]:
-    """Every board of a match, in board order, with the IMPs `gain(scores_ns)`; boards already in
-    `progress` are not played again."""
-    progress = progress or Progress()
-    done = progress.rows[match]
-    count = len(boards.deal_ids)
-    todo = [index for index in range(count) if index + 1 not in done]
-    for index in tqdm(todo, desc=match, unit="board", total=count, initial=count - len(todo), mininterval=2.0):
-        row = play_board(match, line_ups, boards, index, seed)
-        progress.add(row | {"imps": float(gain(row["scores_ns"]))})
-    progress.commit()
-    return [done[index + 1] for index in range(count)]
-
-
-def team_line_ups(a: Agent, b: Agent) -> list[list[Agent]]:
-    """A NS at table 1 and EW at table 2."""
-    return [[a, b, a, b], [b, a, b, a]]
-
-
-def team_gain(scores: list[int]) -> float:
-    """IMPs for A: its NS score at table 1 against B's at table 2."""
-    return imps(scores[0] - scores[1])
-
-
-def partner_line_ups(agent: Agent, partner: Agent) -> list[list[Agent]]:
-    """Four `partner`s, then the agent in each seat with three of them: with one as its partner,
-    against two."""
-    return [[partner] * 4] + [[agent if s == seat else partner for s in range(4)] for seat in range(4)]
-
-
-def partner_gain(scores: list[int]) -> float:
-    """IMPs for the agent's side against the table of four partners, averaged over the four seats."""
-    return np.mean([(1 if seat % 2 == 0 else -1) * imps(scores[seat + 1] - scores[0]) for seat in range(4)])
-
-
-def team_match(match: str, a: Agent, b: Agent, boards: Boards, seed: int,
-               progress: Progress | None = None) -> list[dict]:
-    return play_match(match, team_line_ups(a, b), team_gain, boards, seed, progress)
-
-
-def partner_match(match: str, agent: Agent, partner: Agent, boards: Boards, seed: int,
-                  progress: Progress | None = None) -> list[dict]:
-    return play_match(match, partner_line_ups(agent, partner), partner_gain, boards, seed, progress)
-
-
-def summary(values: Sequence[float]) -> dict:
-    """Mean, standard error and normal 95% interval of per-board IMPs (None where undefined)."""
-    values = np.asarray(values, float)
-    n = len(values)
-    if n < 2:
-        return {"mean_imps": float(values.mean()) if n else None, "se": None, "ci95": None, "boards": n}
-    mean, se = float(values.mean()), float(values.std(ddof=1) / np.sqrt(n))
-    return {"mean_imps": mean, "se": se, "ci95": [mean - Z95 * se, mean + Z95 * se], "boards": n}
-
-
-def timing_summary(seconds: list[float]) -> dict:
-    ms = np.asarray(seconds) * 1000
-    return {"decisions": len(ms), "mean_ms": float(ms.mean()), "p95_ms": float(np.percentile(ms, 95))}
-
-
-def file_hash(path: str | Path) -> str:
-    return hashlib.blake2b(Path(path).read_bytes(), digest_size=8).hexdigest()
-
-
-class AgentFactory:
-    """Builds agents from names like `search`, `bsm@path/model.pt` or `ben`; loads each model once
-    (and starts this process's BEN server once)."""
-
-    def __init__(self, bsm: str | Path | None, nndda: str | Path | None, search: SearchConfig):
-        self.bsm, self.nndda, self.search_config = bsm, nndda, search
-        self.bidders: dict[Path, Bidder] = {}
-        self.scorer = None
-        self.checkpoints: dict[str, str] = {}  # file -> hash
-        self.searches: list[MonteCarloSearch] = []
-
-    def bidder(self, path: str | Path | None) -> Bidder:
-        file = model_file(path or shipped_model("BSM", "--bsm"), "BSM")
-        if file not in self.bidders:
-            self.bidders[file] = Bidder.load(file)
-            self.checkpoints[str(file)] = file_hash(file)
-        return self.bidders[file]
-
-    def make(self, spec: str) -> Agent:
-        kind, _, path = spec.partition("@")
-        if kind not in AGENT_KINDS:
-            raise InputError(f"unknown agent {spec!r}: one of {AGENT_KINDS}, optionally @CHECKPOINT")
-        if kind == "rule":
-            return RuleAgent(name=spec)
-        if kind in ben.AGENTS:
-            if path:
-                raise InputError(f"agent {spec!r}: BEN takes no @CHECKPOINT (its models are BEN's onnx.conf)")
-            for file in ben.ben_files().values():
-                self.checkpoints[str(file)] = file_hash(file)
-            return ben.BenAgent(kind)
-        if kind == "dmc":  # a DMC Q network, greedy (training/dmc)
-            if not path:
-                raise InputError(f"agent {spec!r}: dmc needs @CHECKPOINT (a `bridgeflow dmc train` --out or its q.pt)")
-            file = model_file(path, "DMC Q network")
-            self.checkpoints[str(file)] = file_hash(file)
-            return DMCAgent(load_q(file), name=spec)
-        bidder = self.bidder(path or self.bsm)
-        if kind != "search":
-            return BSMAgent(bidder, greedy=kind == "bsm", name=spec)
-        if self.scorer is None:
-            self.scorer = load_scorer(self.search_config.dd, self.nndda)
-            if self.search_config.dd == "nndda":
-                file = model_file(self.nndda or shipped_model("NN-DDA", "--nndda"), "NN-DDA")
-                self.checkpoints[str(file)] = file_hash(file)
-        self.searches.append(MonteCarloSearch(bidder, self.scorer, self.search_config))
-        return SearchAgent(self.searches[-1], name=spec)
-
-    def close(self) -> None:
-        if isinstance(self.scorer, ExactDD):
-            self.scorer.close()
-        for search in self.searches:  # their exact_top DDS children
-            search.close()
-        ben.close_server()
-
-
-def paired(results: dict[str, list[dict]]) -> dict[str, dict]:
-    """Paired differences on the same boards: team matches against the same opponent (which of
-    two agents does better against it), team matches of the same agent (which of two opponents is
-    harder for it), and partner matches with the same partner."""
-    def comparable(first: str, second: str) -> bool:
-        (kind, a, b), (other_kind, c, d) = match_agents(first), match_agents(second)
-        return kind == other_kind and (b == d or (kind == "team" and a == c))
-
-    out = {}
-    names = list(results)
-    for i, first in enumerate(names):
-        for second in names[i + 1:]:
-            if comparable(first, second):
-                a = np.array([r["imps"] for r in results[first]])
-                b = np.array([r["imps"] for r in results[second]])
-                out[f"{first} - {second}"] = summary(a - b)
-    return out
-
-
-def match_agents(match: str) -> tuple[str, str, str]:
-    """('team', A, B) for `A:B`; ('partner', A, B) for `partner:A+B`, and `partner:A` is
-    `partner:A+rule`."""
-    if match.startswith("partner:"):
-        agent, plus, partner = match.removeprefix("partner:").rpartition("+")
-        return ("partner", agent, partner) if plus else ("partner", partner, "rule")
-    first, sep, second = match.partition(":")
-    if not sep:
-        raise InputError(f"evaluate.matches: a match is A:B, partner:A+B or partner:A, not {match!r}")
-    return "team", first, second
-
-
-def seat_names(match: str) -> list[list[str]]:
-    """The agents' names in the seats (N, E, S, W) of every table of `match`."""
-    kind, first, second = match_agents(match)
-    return (partner_line_ups if kind == "partner" else team_line_ups)(first, second)
-
-
-def line_up(match: str, factory: AgentFactory) -> tuple[list[list[Agent]], Callable[[list[int]], float]]:
-    """The seats at every table of a board of `match`, and its IMPs from the tables' NS scores."""
-    kind, first, second = match_agents(match)
-    try:
-        first_agent, second_agent = factory.make(first), factory.make(second)
-    except InputError as error:
-        raise InputError(f"evaluate.matches: {match}: {error}") from None
-    if kind == "partner":
-        return partner_line_ups(first_agent, second_agent), partner_gain
-    return team_line_ups(first_agent, second_agent), team_gain
-
-
 # One board-playing process of a parallel run: its own models, agents and DDS child.
 _worker: dict = {}
 
 
 def _start_worker(bsm, nndda, search_config: SearchConfig, matches: list[str], boards: Boards, seed: int) -> None:
-    threading.Thread(target=exit_with_parent, daemon=True).start()
     torch.set_num_threads(1)
     factory = AgentFactory(bsm, nndda, search_config)
     _worker.update(line_ups={match: line_up(match, factory) for match in matches}, boards=boards, seed=seed)
-
-
-def exit_with_parent() -> None:
-    """Ends this worker once the process that started it is gone. A killed run's workers would
-    otherwise play on through their chunk of boards (minutes against BEN's search), stealing the
-    cores of the run that resumes it."""
-    multiprocessing.parent_process().join()
-    os._exit(1)
 
 
 def _play_in_worker(task: tuple[str, int]) -> dict:
@@ -474,9 +120,8 @@ def play_in_parallel(config: EvalConfig, boards: Boards, factory: AgentFactory, 
             if index + 1 not in progress.rows[match]]
     if not todo:
         return
-    context = multiprocessing.get_context("spawn")  # no forked torch or DDS state in the workers
     start = (factory.bsm, factory.nndda, factory.search_config, config.matches, boards, config.seed)
-    with ProcessPoolExecutor(config.workers, mp_context=context, initializer=_start_worker, initargs=start) as pool:
+    with spawn_pool(config.workers, _start_worker, start) as pool:  # a killed run's workers end with it
         for row in tqdm(pool.map(_play_in_worker, todo, chunksize=4), total=len(todo), unit="board",
                         desc=f"{len(config.matches)} matches, {config.workers} workers", mininterval=2.0):
             progress.add(row)
@@ -490,7 +135,7 @@ def run_key(config: EvalConfig, boards: Boards, factory: AgentFactory) -> str:
     decisive = {"evaluate": asdict(config) | {"workers": None}, "search": asdict(factory.search_config), "boards": boards.hash,
                 "checkpoints": factory.checkpoints, "defaults": [str(factory.bsm), str(factory.nndda)],
                 "progress": str(PROGRESS_SCHEMA)}  # parts of another layout are not resumed
-    return hashlib.blake2b(json.dumps(decisive, sort_keys=True).encode(), digest_size=8).hexdigest()
+    return key_digest(decisive)
 
 
 def evaluate(config: EvalConfig, boards: Boards, factory: AgentFactory,
@@ -533,16 +178,6 @@ def evaluate(config: EvalConfig, boards: Boards, factory: AgentFactory,
     return metrics, rows
 
 
-LOG_SCHEMA = pa.schema([
-    pa.field("match", pa.string()), pa.field("board", pa.int32()), pa.field("deal_id", pa.uint64()),
-    pa.field("dealer", pa.int8()), pa.field("vul", pa.int8()), pa.field("auctions", pa.list_(pa.list_(pa.int8()))),
-    pa.field("contracts", pa.list_(pa.string())), pa.field("tricks", pa.list_(pa.int8())),
-    pa.field("scores_ns", pa.list_(pa.int32())), pa.field("imps", pa.float64()),
-])
-PROGRESS_SCHEMA = LOG_SCHEMA.append(pa.field("seconds", pa.map_(pa.string(), pa.list_(pa.float64())))).append(
-    pa.field("sampler", pa.map_(pa.string(), pa.struct([(key, pa.int64()) for key in SAMPLER_COUNTS]))))
-
-
 def run(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(prog="bridgeflow evaluate",
                                      description="Duplicate match in IMPs over DD-scored test boards.")
@@ -568,7 +203,7 @@ def run(argv: list[str] | None = None) -> dict:
     finally:
         factory.close()
     out.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(rows, schema=LOG_SCHEMA), out / "boards.parquet")
+    write_table(pa.Table.from_pylist(rows, schema=LOG_SCHEMA), out / "boards.parquet")
     (out / "matches.pbn").write_text(match_pbn(rows, boards, {match: seat_names(match) for match in config.matches}))
     board_list = {"deal_ids": [int(d) for d in boards.deal_ids], "hash": boards.hash}
     (out / "boards.json").write_text(json.dumps(board_list) + "\n")

@@ -6,15 +6,15 @@
         --history data/selfplay/gen1/eval --out data/selfplay/gen2/eval [--facit FILE.pbn ...]
 
 Agents are labelled specs as `evaluate` and `challenge` name them (rule | bsm | bsm-sample |
-search, optionally @CHECKPOINT; any kind AgentFactory learns, e.g. BEN's, plugs in); `rule` is
+search, optionally @CHECKPOINT; any kind the agent registry (agents.py) makes, e.g. BEN's, plugs in); `rule` is
 always there. Matches (`--match A:B`, labels) are team matches on the boards, scored with their
-exact DD tables (evaluate.team_match: IMP(S(abab) - S(baba)) for A). By default: new:previous
+exact DD tables (matches.team_match: IMP(S(abab) - S(baba)) for A). By default: new:previous
 (when previous differs from base), new:base, new:rule and, for the first generation measured
 (no --history), base:rule, which gives generation 0 its row; with new the same as base
 (`--generation 0`), base:rule alone. An agent labelled `ben` (e.g. `ben=ben-nosearch`) is an
 outside yardstick like rule: new:ben, and base:ben wherever base:rule is played, join them. With
 `--facit` problem files (the development half of BEN's Challenges), every agent bids them
-(challenge.play) and each gets its percent of the top awards and the paired bootstrap interval of
+(problems.bid_problems) and each gets its percent of the top awards and the paired bootstrap interval of
 its difference to `base`. With `--hours` (the training time behind the new network, e.g. a DMC
 snapshot's), the row keeps it and the plot's x is training time wherever every row has one
 (generation 0, the starting network, is at 0 hours).
@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
 import json
 import shutil
 import time
@@ -43,14 +42,19 @@ from pathlib import Path
 import torch
 
 from bridgeflow.dataset import facit
+from bridgeflow.dataset.digests import key_digest
 from bridgeflow.dataset.errors import InputError, existing, output_folder
 from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.training.params import ParamsArguments
 from bridgeflow.training.search.monte_carlo import SearchConfig
 
-from . import challenge
+from .agents import AgentFactory
 from .board_report import write_report
-from .evaluate import AgentFactory, Boards, Progress, load_boards, summary, team_match
+from .boards import Boards, boards_from
+from .matches import summary, team_match
+from .problem_scores import summarise
+from .problems import bid_problems
+from .resume import Progress
 
 BASE, BEN, NEW, PREVIOUS, RULE = "base", "ben", "new", "previous", "rule"
 CSV_COLUMNS = ["generation", "vs_base", "vs_base_low", "vs_base_high", "vs_rule", "vs_rule_low", "vs_rule_high",
@@ -76,15 +80,14 @@ def default_matches(agents: dict[str, str], first: bool) -> list[str]:
 
 def play_matches(agents: dict[str, str], matches: list[str], boards: Boards, factory: AgentFactory, seed: int,
                  progress_root: Path | None) -> dict[str, dict]:
-    """Every match's summary (evaluate.summary); labels name the agents, `rule` the rule bidder."""
+    """Every match's summary (matches.summary); labels name the agents, `rule` the rule bidder."""
     labelled = {label: factory.make(spec) for label, spec in ({RULE: RULE} | agents).items()}
     for match in matches:
         first, sep, second = match.partition(":")
         if not sep or first not in labelled or second not in labelled:
             raise InputError(f"--match {match!r}: want A:B with A and B among {sorted(labelled)}")
-    key = hashlib.blake2b(json.dumps({"agents": agents, "matches": matches, "boards": boards.hash, "seed": seed,
-                                      "checkpoints": factory.checkpoints}, sort_keys=True).encode(),
-                          digest_size=8).hexdigest()
+    key = key_digest({"agents": agents, "matches": matches, "boards": boards.hash, "seed": seed,
+                      "checkpoints": factory.checkpoints})
     progress = Progress(progress_root / key if progress_root else None)
     results = {}
     for match in matches:
@@ -101,8 +104,8 @@ def facit_scores(agents: dict[str, str], files: list[str], factory: AgentFactory
     problems = {problem_file.path.name: problem_file.problems for problem_file in read}
     labels = [label for label in agents if label != BASE and agents[label] != agents.get(BASE)]
     labels += [BASE] if BASE in agents else []  # the paired differences are label - base
-    rows = challenge.play(problems, {label: factory.make(agents[label]) for label in labels}, seed)
-    metrics = challenge.summarise(rows, labels, seed)
+    rows = bid_problems(problems, {label: factory.make(agents[label]) for label in labels}, seed)
+    metrics = summarise(rows, labels, seed)
     return {"files": list(problems), "skipped": {problem_file.path.name: len(problem_file.skipped) for problem_file in read},
             "totals": metrics["all"],
             "vs_base": {label: metrics["paired"][f"{label} - {BASE}"]["all"]
@@ -195,11 +198,6 @@ def parse_agent(text: str) -> tuple[str, str]:
     if not sep or not label or not spec or label == RULE:
         raise InputError(f"--agent {text!r}: want LABEL=SPEC, e.g. new=bsm@data/selfplay/gen1/bsm (label not 'rule')")
     return label, spec
-
-
-def boards_from(dd: str, boards: str) -> Boards:
-    """--boards: a board-list file, or N for the DD store's first N test-split deals."""
-    return load_boards(dd, int(boards), None) if boards.isascii() and boards.isdigit() else load_boards(dd, 0, boards)
 
 
 def run(argv: list[str] | None = None) -> dict:

@@ -12,8 +12,6 @@ game back to its auction and contract."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from bridgeflow.dataset.auction import replay
@@ -21,8 +19,7 @@ from bridgeflow.dataset.pbn_writer import format_pbn
 from bridgeflow.dataset.record import BoardRecord
 from bridgeflow.dataset.scoring import imps
 
-if TYPE_CHECKING:
-    from .evaluate import Boards
+from .boards import Boards
 
 
 def table_rooms(tables: int) -> list[str]:
@@ -57,7 +54,7 @@ def table_record(match: str, row: dict, table: int, seats: list[str], room: str,
 
 
 def match_pbn(rows: list[dict], boards: Boards, seats: dict[str, list[list[str]]]) -> str:
-    """The PBN text of log rows (evaluate.LOG_SCHEMA); `seats[match]` names the agents in the
+    """The PBN text of log rows (table.LOG_SCHEMA); `seats[match]` names the agents in the
     seats (N, E, S, W) of each of its tables."""
     position = {int(deal): index for index, deal in enumerate(boards.deal_ids)}
     games = []
