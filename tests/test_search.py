@@ -30,6 +30,8 @@ from bridgeflow.training.search.sampling import call_log_likelihoods, categorica
 
 torch.set_num_threads(1)
 HAND = parse_pbn_hand("K843.Q92.A75.J64")
+# The BSM paper's search: a fixed top k, no last look, no second round of sampling (the defaults add them).
+PLAIN = dict(candidates="topk", last_look=False, resample=0, relax=0)
 
 
 def calls(text: str) -> list[int]:
@@ -108,7 +110,7 @@ def test_expected_scores_average_over_the_trick_distribution(bidder):
     for probs, want in [(sure, score_ns(4, 3, 0, 0, 0, 10)),
                         (split, (score_ns(4, 3, 0, 0, 0, 9) + score_ns(4, 3, 0, 0, 0, 10)) / 2)]:
         expected = MonteCarloSearch(bidder, FixedDistributions(probs), SearchConfig(nndda_scores="expected"))
-        argmax = MonteCarloSearch(bidder, FixedDistributions(probs), SearchConfig())
+        argmax = MonteCarloSearch(bidder, FixedDistributions(probs), SearchConfig(nndda_scores="argmax"))
         got = expected.scores(auctions, owners, vul=0, player=1)
         assert got.tolist() == [[-want], [0.0]]
         if probs is sure:  # a certain network: the same scores either way
@@ -133,7 +135,7 @@ def test_imps_against_each_datum(bidder, datum):
 
 @pytest.mark.parametrize("temperature", [0.0, 2.0])
 def test_search_chooses_by_mean_imps_and_prior_and_reports_evidence(bidder, temperature):
-    cfg = SearchConfig(samples=6, oversample=2, candidates="topk", topk=3, prior_temperature=temperature)
+    cfg = SearchConfig(samples=6, oversample=2, **PLAIN, topk=3, prior_temperature=temperature)
     search = MonteCarloSearch(bidder, EstimatedDD(DDEstimator(NNDDA(NNDDAConfig(hidden=16, layers=1)))), cfg)
     result = search.search(HAND, calls("1H P"), 0, 0)
     assert result.fallback is None and result.samples == 6 and result.generated == 12
@@ -150,7 +152,7 @@ def test_search_chooses_by_mean_imps_and_prior_and_reports_evidence(bidder, temp
 
 
 def test_prior_temperature_pulls_towards_the_bsm(bidder):
-    cfg = SearchConfig(samples=4, oversample=1, topk=4, prior_temperature=1e6)
+    cfg = SearchConfig(samples=4, oversample=1, **PLAIN | {"topk": 4}, prior_temperature=1e6)
     search = MonteCarloSearch(bidder, FixedTables(np.full((4, 5), 9)), cfg)
     result = search.search(HAND, calls("1H P"), 0, 0)
     assert result.call == result.prior_call
@@ -164,10 +166,10 @@ def test_all_candidates_are_every_legal_call(bidder):
 
 def test_fallbacks_play_the_bsm_call(bidder):
     dd = FixedTables(np.full((4, 5), 7))
-    strict = MonteCarloSearch(bidder, dd, SearchConfig(samples=3, min_fitting=100))
+    strict = MonteCarloSearch(bidder, dd, SearchConfig(samples=3, min_fitting=100, **PLAIN))
     result = strict.search(HAND, calls("1H P"), 0, 0)
     assert result.fallback and result.call == result.prior_call and not result.candidates
-    single = MonteCarloSearch(bidder, dd, SearchConfig(topk=1)).search(HAND, calls("1H P"), 0, 0)
+    single = MonteCarloSearch(bidder, dd, SearchConfig(**PLAIN | {"topk": 1})).search(HAND, calls("1H P"), 0, 0)
     assert single.fallback == "one candidate call" and single.call == single.prior_call
 
 
@@ -226,7 +228,7 @@ def test_the_sampler_fallback_is_counted_per_decision(bidder):
     auction = calls("1H P")
 
     def decide(min_call_prob, **options):
-        config = SearchConfig(**{"samples": 6, "oversample": 1, "min_call_prob": min_call_prob, **options})
+        config = SearchConfig(**{"samples": 6, "oversample": 1, "min_call_prob": min_call_prob, **PLAIN, **options})
         return MonteCarloSearch(bidder, dd, config).search(HAND, auction, 0, 0)
 
     loose = decide(0.0, oversample=2)
@@ -311,16 +313,16 @@ def test_the_last_look_adds_the_cheapest_bid_of_each_strain_and_the_double_when_
     dd = FixedTables(np.full((4, 5), 7))
     prior = np.zeros(38)
     prior[[parse_call("P"), parse_call("3H")]] = [0.9, 0.1]  # the prior's candidates: Pass and 3H
-    plain = MonteCarloSearch(bidder, dd, SearchConfig(samples=3, oversample=1)).search(HAND, calls("1H P 2H"), 0, 0, prior)
+    plain = MonteCarloSearch(bidder, dd, SearchConfig(samples=3, oversample=1, **PLAIN)).search(HAND, calls("1H P 2H"), 0, 0, prior)
     assert [c.call for c in plain.candidates] == [parse_call("P"), parse_call("3H")]
-    looked = MonteCarloSearch(bidder, dd, SearchConfig(samples=3, oversample=1, last_look=True)).search(
+    looked = MonteCarloSearch(bidder, dd, SearchConfig(samples=3, oversample=1, **PLAIN | {"last_look": True})).search(
         HAND, calls("1H P 2H"), 0, 0, prior)
     assert {c.call for c in looked.candidates} == {parse_call("P"), parse_call("3H")} | set(search_module.alternatives(state))
     assert [c.call for c in looked.candidates][:2] == [parse_call("P"), parse_call("3H")]  # likeliest first
     assert all(c.last_look == (c.call not in (parse_call("P"), parse_call("3H"))) for c in looked.candidates)
     without_pass = prior.copy()
     without_pass[[parse_call("P"), parse_call("4H")]] = [0.0, 0.9]
-    again = MonteCarloSearch(bidder, dd, SearchConfig(samples=3, oversample=1, last_look=True)).search(
+    again = MonteCarloSearch(bidder, dd, SearchConfig(samples=3, oversample=1, **PLAIN | {"last_look": True})).search(
         HAND, calls("1H P 2H"), 0, 0, without_pass)
     assert len(again.candidates) == 2  # no Pass among the candidates: nothing to look at
     after_grand = calls("1C P 7NT P")  # nothing is left to bid, double or redouble: Pass and 7NT's own continuation only
@@ -345,7 +347,7 @@ def test_exact_rescoring_of_the_finalists_agrees_with_an_nndda_that_is_exact(bid
     """The two best candidates are rescored with exact DDS (in its child process): their IMPs
     against each other and the call are those of an NN-DDA that is exact, whether the screening
     NN-DDA was exact too or says 7 tricks everywhere."""
-    config = dict(samples=4, oversample=1, topk=3, prior_temperature=0.5)
+    config = dict(samples=4, oversample=1, **PLAIN, topk=3, prior_temperature=0.5)
     auction = calls("1H P")
     screening = ExactTables() if screen == "exact" else FixedTables(np.full((4, 5), 7))
     screened = MonteCarloSearch(bidder, screening, SearchConfig(**config, exact_top=2))

@@ -68,23 +68,23 @@ from .sampling import SELECTIONS, Samples, categorical, sample_deals
 class SearchConfig:
     """The `search:` section of params.yaml."""
 
-    samples: int = 8  # K deals kept per decision
+    samples: int = 64  # K deals kept per decision
     oversample: int = 5  # candidates generated = oversample x samples (BSM paper: 5)
     gamma: float = 0.9  # discount of later calls in the likelihood score (0 < gamma <= 1)
     selection: str = "top"  # top: the K most likely (BSM paper) | proportional: drawn ~ likelihood (DeepMind)
     min_call_prob: float = 0.001  # a deal fits when the BSM gives every earlier call at least this
     min_fitting: int = 1  # fewer fitting deals than this: play the BSM's own call, no search
-    resample: int = 0  # fewer than K fit: generate oversample x K more deals, up to this many times
-    relax: int = 0  # still fewer than K fit: leave the least likely earlier calls out of the fit test, up to this many
-    candidates: str = "topk"  # topk: the BSM's k likeliest calls | all: every legal call | mass: the likeliest up to `mass`
+    resample: int = 2  # fewer than K fit: generate oversample x K more deals, up to this many times
+    relax: int = 1  # still fewer than K fit: leave the least likely earlier calls out of the fit test, up to this many
+    candidates: str = "mass"  # topk: the BSM's k likeliest calls | all: every legal call | mass: the likeliest up to `mass`
     topk: int = 3
     mass: float = 0.99  # candidates=mass: the likeliest calls until they hold this share of the prior (at least 2)
     max_candidates: int = 8  # candidates=mass: at most this many
-    last_look: bool = False  # our Pass may be our last call: compare the cheapest bid of each strain and X/XX too
+    last_look: bool = True  # our Pass may be our last call: compare the cheapest bid of each strain and X/XX too
     last_look_prior: float = 0.05  # their prior counts as at least this in the choice (lower: a rescue needs more IMPs)
     rollout: str = "greedy"  # greedy | sample: the BSM's calls in the rollouts
     dd: str = "nndda"  # nndda | dds: exact DDS of the contracts reached, in a child process
-    nndda_scores: str = "argmax"  # dd=nndda: argmax (the score of the likeliest trick count) | expected (over its distribution)
+    nndda_scores: str = "expected"  # dd=nndda: argmax (the score of the likeliest trick count) | expected (over its distribution)
     exact_top: int = 0  # dd=nndda: rescore this many best candidates with exact DDS on the same deals (0: none)
     imps_vs: str = "mean"  # mean | best | prior: the datum each candidate's score is IMPed against
     prior_temperature: float = 2.0  # IMPs per nat of log P_BSM(call) (soft update); 0 = the search replaces the prior
@@ -133,7 +133,7 @@ class Candidate:
     mean_score: float  # raw points for the player's side
     contracts: dict[str, int]  # final contract ('4SX-N', 'Pass') -> deals
     exact_imps: float | None = None  # exact_top: mean IMPs against the finalists' datum, exact DD scores
-    last_look: bool = False  # an alternative the last look added (not among the prior's candidates)
+    last_look: bool = True  # an alternative the last look added (not among the prior's candidates)
 
 
 @dataclass
