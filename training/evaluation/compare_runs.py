@@ -1,0 +1,90 @@
+"""Two runs on the same boards, paired: did a change of settings or model help?
+
+    python -m bridgeflow.training.evaluation.compare_runs \
+        --first data/runs/new:search@models/bsm_pi:ben-nosearch \
+        --second data/runs/old:search@models/bsm_pi:ben-nosearch [--out paired.json]
+
+`evaluate` and `challenge` pair agents within one run, but settings such as `search:` are one per
+run, so comparing two search configurations (or two NN-DDAs) takes two runs. Each side is RUN:NAME,
+a run folder (its boards.parquet) and the match (evaluate) or agent (challenge) in it. The boards
+of both sides must be the same set; the answer is the same statistic the verbs use within a run:
+
+- evaluate runs: the mean of the per-board IMP differences, its standard error and normal 95%
+  interval (`matches.summary`);
+- challenge runs: the Facit points gained over the top awards in percent, with the paired
+  bootstrap interval over problems (`problem_scores.paired_interval`, the same seed).
+
+The JSON written is {"kind", "first", "second", "paired"} with `paired` keyed as the verb keys it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from bridgeflow.dataset.atomic import write_json
+from bridgeflow.dataset.errors import InputError, existing, output_file
+
+from .matches import summary
+from .problem_scores import paired_interval
+
+CHALLENGE_SEED = 0  # challenge's default --seed, which also seeds its bootstrap
+
+
+def read_side(spec: str) -> tuple[str, dict[tuple, dict]]:
+    """RUN:NAME -> (the run's kind, its rows for NAME keyed by board). Kind: 'evaluate' (column
+    `match`, per-board `imps`) or 'challenge' (column `agent`, per-problem `points`)."""
+    run, sep, name = spec.partition(":")
+    if not sep or not name:
+        raise InputError(f"{spec!r}: expected RUN:NAME, a run folder and a match or agent in it")
+    table = pq.read_table(existing(Path(run) / "boards.parquet", f"run {run}"))
+    kind, column = ("evaluate", "match") if "match" in table.column_names else ("challenge", "agent")
+    rows = table.filter(pc.equal(table[column], name)).to_pylist()
+    if not rows:
+        names = sorted(set(table[column].to_pylist()))
+        raise InputError(f"{run}: no {column} {name!r} in its boards.parquet (it has {', '.join(names)})")
+    key = (lambda row: row["deal_id"]) if kind == "evaluate" else (lambda row: (row["file"], row["board"]))
+    return kind, {key(row): row for row in rows}
+
+
+def compare(first: str, second: str) -> dict:
+    """The paired statistic of `first` minus `second` (see the module docstring)."""
+    (kind, a), (other_kind, b) = read_side(first), read_side(second)
+    if kind != other_kind:
+        raise InputError(f"{first} comes from {kind}, {second} from {other_kind}: nothing to pair")
+    if a.keys() != b.keys():
+        raise InputError(f"{first} and {second} are not on the same boards "
+                         f"({len(a.keys() - b.keys())} only in the first, {len(b.keys() - a.keys())} only in the second)")
+    boards = sorted(a)
+    if kind == "evaluate":
+        paired = summary([a[board]["imps"] - b[board]["imps"] for board in boards])
+    else:
+        paired = paired_interval([a[board] for board in boards], [b[board] for board in boards], CHALLENGE_SEED)
+    return {"kind": kind, "first": first, "second": second, "paired": paired}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(prog="python -m bridgeflow.training.evaluation.compare_runs",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--first", required=True, metavar="RUN:NAME", help="run folder and match or agent")
+    parser.add_argument("--second", required=True, metavar="RUN:NAME", help="the same boards, the other settings")
+    parser.add_argument("--out", type=Path, help="write the comparison here as JSON")
+    args = parser.parse_args(argv)
+    try:
+        out = args.out and output_file(args.out)
+        result = compare(args.first, args.second)
+    except InputError as error:
+        parser.error(str(error))
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_json(out, result)
+    print(json.dumps(result["paired"]))
+    return result
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
