@@ -133,7 +133,7 @@ class Candidate:
     mean_score: float  # raw points for the player's side
     contracts: dict[str, int]  # final contract ('4SX-N', 'Pass') -> deals
     exact_imps: float | None = None  # exact_top: mean IMPs against the finalists' datum, exact DD scores
-    last_look: bool = True  # an alternative the last look added (not among the prior's candidates)
+    last_look: bool = False  # an alternative the last look added (not among the prior's candidates)
 
 
 @dataclass
