@@ -89,17 +89,19 @@ def test_bad_checkpoints_are_one_line_errors(capsys, tmp_path, models, content, 
 def test_without_a_model_flag_the_shipped_one_is_used_and_named(capsys, caplog, tmp_path, monkeypatch, models):
     caplog.set_level(logging.INFO, logger="bridgeflow.models")
     monkeypatch.setattr(model_files, "MODELS", tmp_path / "models")  # nothing shipped
+    default = model_files.SHIPPED["BSM"]
     status, err = run_cli(capsys, "bid", "--hand", HAND, "--auction", "1H P", "--dealer", "N")
     assert status == 2
-    assert f"no BSM given (--bsm) and none shipped in {tmp_path / 'models' / 'bsm'}" in one_line_error(err)
-    for folder, name in (("bsm", "model.pt"), ("nndda", "nndda.pt")):
+    assert f"no BSM given (--bsm) and none shipped in {tmp_path / 'models' / default}" in one_line_error(err)
+    for folder, name in ((default, "model.pt"), ("nndda", "nndda.pt")):
         (tmp_path / "models" / folder).mkdir(parents=True)
         (tmp_path / "models" / folder / name).write_bytes((models / name).read_bytes())
     status, err = run_cli(capsys, "bid", "--hand", HAND, "--auction", "1H P", "--dealer", "N", "--json",
                           "--set", "samples=2", "--set", "oversample=2")
     assert status == 0, err
-    for what, name in (("BSM", "bsm/model.pt"), ("NN-DDA", "nndda/nndda.pt")):
+    for what, name in (("BSM", f"{default}/model.pt"), ("NN-DDA", "nndda/nndda.pt")):
         assert f"{what}: {tmp_path / 'models' / name} (sha256 " in caplog.text  # says which model it loaded
+    assert f"no BSM given (--bsm): the shipped default, models/{default}" in caplog.text  # and that it was the default
 
 
 def test_missing_inputs_name_the_path_and_leave_nothing_behind(capsys, tmp_path):

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from bridgeflow.training.home import HOME_VARIABLE
+from bridgeflow.training.model_files import SHIPPED
 
 REPO = Path(__file__).resolve().parents[1]
 # The distribution's name on PyPI, where `bridgeflow` is somebody else's project (the import package is bridgeflow).
@@ -223,7 +224,9 @@ def test_installed_it_works_from_another_folder(wheel, tmp_path, shared_dir):
     assert found.returncode == 0, found.stderr
     assert str(site_packages) in subprocess.run([venv / "bin" / "python", "-c", "import bridgeflow; print(bridgeflow.__file__)"],
                                                 cwd=elsewhere, capture_output=True, text=True, env=environment).stdout
-    assert f"{REPO}/models/bsm/model.pt" in found.stderr and "\ncall: " in found.stdout
+    default = f"models/{SHIPPED['BSM']}"  # the strongest shipped network (models/README.md)
+    assert f"the shipped default, {default}" in found.stderr and f"{REPO}/{default}/model.pt" in found.stderr
+    assert "the shipped default, models/nndda" in found.stderr and "\ncall: " in found.stdout and "rolled out" in found.stdout
     problems = shared_dir / "data" / "challenges" / "lorserker_ben" / "Challenges" / "BW.pbn"
     played = bridgeflow("challenge", "--problems", str(problems), "--agent", "rule", "--out", "out")
     assert played.returncode == 0, played.stderr

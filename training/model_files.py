@@ -23,7 +23,10 @@ from bridgeflow.training.home import HOME, hint
 LOG = logging.getLogger("bridgeflow.models")
 MODELS = HOME / "models"  # the shipped models (not in the wheel)
 FILE_OF = {"BSM": "model.pt", "NN-DDA": "nndda.pt", "DMC Q network": "q.pt"}  # the file a trainer writes
-SHIPPED = {"BSM": "bsm", "NN-DDA": "nndda"}  # kind -> its folder in models/
+# kind -> the folder in models/ a verb loads when given none: for the BSM the strongest shipped
+# network, chosen by the rule in models/README.md (best on the validation list and the Facit dev half)
+SHIPPED = {"BSM": "bsm_pi", "NN-DDA": "nndda"}
+DEFAULT_HELP = {what: f"default: models/{folder}, the shipped default" for what, folder in SHIPPED.items()}
 
 
 def shipped_model(what: str, flag: str) -> Path:
@@ -32,6 +35,7 @@ def shipped_model(what: str, flag: str) -> Path:
     path = MODELS / folder / FILE_OF[what]
     if not path.is_file():
         raise InputError(f"no {what} given ({flag}) and none shipped in {MODELS / folder}{hint()}")
+    LOG.info("no %s given (%s): the shipped default, models/%s (models/README.md says why)", what, flag, folder)
     return path
 
 
@@ -92,10 +96,10 @@ def main(argv: list[str] | None = None) -> None:
                                      description="Copy a trained model into models/ (what the repository ships).")
     parser.add_argument("--what", choices=sorted(SHIPPED), required=True)
     parser.add_argument("--trained", type=Path, required=True, help="the trainer's out folder")
-    parser.add_argument("--out", type=Path, help="default: models/bsm or models/nndda")
+    parser.add_argument("--out", type=Path, required=True, help="the folder in models/ it ships as, e.g. models/bsm_pi")
     parser.add_argument("--command", required=True, help="the command that trained it (for the model card)")
     args = parser.parse_args(argv)
-    path = ship(args.trained, args.what, args.out or MODELS / SHIPPED[args.what], args.command)
+    path = ship(args.trained, args.what, args.out, args.command)
     print(f"wrote {path}")
 
 

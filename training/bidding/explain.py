@@ -29,7 +29,7 @@ from bridgeflow.dataset.encodings import (  # noqa: E402
     hand_to_pbn,
 )
 
-from bridgeflow.training.model_files import shipped_model  # noqa: E402
+from bridgeflow.training.model_files import DEFAULT_HELP, shipped_model  # noqa: E402
 
 from .bidder import OTHERS, Bidder  # noqa: E402
 
@@ -120,7 +120,7 @@ def run(argv: list[str] | None = None) -> dict:
     parser.add_argument("--auction", default="", help="calls from dealer, e.g. '1H P' (empty: dealer to call)")
     parser.add_argument("--dealer", default="N", help="N, E, S or W")
     parser.add_argument("--vul", default="none", help="none, ns, ew or both")
-    parser.add_argument("--checkpoint", help="BSM: training out folder or model.pt; default: the one in models/bsm")
+    parser.add_argument("--checkpoint", help="BSM: training out folder or model.pt; " + DEFAULT_HELP["BSM"])
     parser.add_argument("--out", default="explain.png", help="PNG to write")
     parser.add_argument("--top", type=int, default=5, help="calls to list")
     args = parser.parse_args(argv)

@@ -56,6 +56,7 @@ import torch
 from bridgeflow.dataset import facit
 from bridgeflow.dataset.atomic import write_table
 from bridgeflow.dataset.errors import InputError, existing
+from bridgeflow.training.model_files import DEFAULT_HELP
 from bridgeflow.training.params import ParamsArguments
 from bridgeflow.training.search.monte_carlo import SearchConfig
 
@@ -89,7 +90,7 @@ def run(argv: list[str] | None = None) -> dict:
     parser.add_argument("--agent", action="append", required=True,
                         help="rule | bsm | bsm-sample | search, optionally @CHECKPOINT, or ben | ben-nosearch (repeatable)")
     parser.add_argument("--out", required=True, help="boards.parquet, report.txt, metrics.json, *.pbn go here")
-    parser.add_argument("--bsm", help="BSM checkpoint: training folder or model.pt; default: the one in models/bsm")
+    parser.add_argument("--bsm", help="BSM checkpoint: training folder or model.pt; " + DEFAULT_HELP["BSM"])
     parser.add_argument("--nndda", help="NN-DDA model for the search: folder or nndda.pt; default: models/nndda")
     params = ParamsArguments(parser, ["search"], bare=None)
     parser.add_argument("--seed", type=int, default=0, help="agents' per-board seeds and the bootstrap's")

@@ -65,6 +65,7 @@ from bridgeflow.dataset.atomic import write_table
 from bridgeflow.dataset.digests import key_digest
 from bridgeflow.dataset.errors import output_folder
 from bridgeflow.dataset.schema import SCHEMA_VERSION
+from bridgeflow.training.model_files import DEFAULT_HELP
 from bridgeflow.training.params import ParamsArguments
 from bridgeflow.training.pools import spawn_pool
 from bridgeflow.training.search.monte_carlo import SearchConfig
@@ -182,7 +183,7 @@ def run(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(prog="bridgeflow evaluate",
                                      description="Duplicate match in IMPs over DD-scored test boards.")
     parser.add_argument("--dd", default="data/dd", help="DD store (ddlabel --out)")
-    parser.add_argument("--bsm", help="BSM checkpoint: training folder or model.pt; default: the one in models/bsm")
+    parser.add_argument("--bsm", help="BSM checkpoint: training folder or model.pt; " + DEFAULT_HELP["BSM"])
     parser.add_argument("--nndda", help="NN-DDA model for the search: folder or nndda.pt; default: models/nndda")
     parser.add_argument("--out", default="data/eval", help="boards.parquet, boards.json, metrics.json go here")
     params_arguments = ParamsArguments(parser, ["evaluate", "search"], bare="evaluate")

@@ -58,7 +58,7 @@ from bridgeflow.dataset.scoring import contract_scores, imps_array
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.dd.dd_estimator import DDEstimator
 from bridgeflow.training.dd.exact_dd import ExactDD
-from bridgeflow.training.model_files import shipped_model
+from bridgeflow.training.model_files import DEFAULT_HELP, shipped_model
 from bridgeflow.training.params import ParamsArguments
 
 from .sampling import SELECTIONS, Samples, categorical, sample_deals
@@ -427,7 +427,7 @@ def run(argv: list[str] | None = None) -> SearchResult:
     parser.add_argument("--auction", default="", help="calls so far from the dealer: '1H P' ('' = none)")
     parser.add_argument("--dealer", required=True, help="N, E, S or W")
     parser.add_argument("--vul", default="none", help="none, ns, ew or both")
-    parser.add_argument("--bsm", help="BSM checkpoint (training folder or model.pt); default: the one in models/bsm")
+    parser.add_argument("--bsm", help="BSM checkpoint (training folder or model.pt); " + DEFAULT_HELP["BSM"])
     parser.add_argument("--nndda", help="NN-DDA model (folder with nndda.pt, or the file); default: models/nndda")
     params = ParamsArguments(parser, ["search"], bare="search")
     parser.add_argument("--json", action="store_true", help="print the evidence as JSON")
