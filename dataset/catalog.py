@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 from pathlib import Path
 
 import duckdb
 
 from . import schema
+from .atomic import atomic_path
 from .errors import InputError, existing, output_file
 from .shard_check import checked_shards
 
@@ -206,22 +206,19 @@ def build(out: Path, records: Path, quarantine: Path, dd: Path | None) -> None:
         skipped += [{"view": view, **entry} for entry in unreadable]
     for entry in skipped:
         LOG.warning("catalog: %s left out of view %s: %s", entry["file"], entry["view"], entry["why"])
-    out.parent.mkdir(parents=True, exist_ok=True)
-    temporary = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    temporary.unlink(missing_ok=True)
-    connection = duckdb.connect(str(temporary), config={"storage_compatibility_version": "v1.5.0"})
-    try:
-        connection.execute(MACROS)
-        for statement in view_sql(shards):
-            connection.execute(statement)
-        connection.execute("CREATE TABLE skipped_shards (view VARCHAR, file VARCHAR, why VARCHAR)")
-        if skipped:
-            connection.executemany("INSERT INTO skipped_shards VALUES (?, ?, ?)",
-                                   [(entry["view"], entry["file"], entry["why"]) for entry in skipped])
-        counts = connection.execute("SELECT (SELECT count(*) FROM records), (SELECT count(*) FROM quarantine)").fetchone()
-    finally:
-        connection.close()
-    os.replace(temporary, out)
+    with atomic_path(out) as temporary:  # analysts never open a half-built catalog
+        connection = duckdb.connect(str(temporary), config={"storage_compatibility_version": "v1.5.0"})
+        try:
+            connection.execute(MACROS)
+            for statement in view_sql(shards):
+                connection.execute(statement)
+            connection.execute("CREATE TABLE skipped_shards (view VARCHAR, file VARCHAR, why VARCHAR)")
+            if skipped:
+                connection.executemany("INSERT INTO skipped_shards VALUES (?, ?, ?)",
+                                       [(entry["view"], entry["file"], entry["why"]) for entry in skipped])
+            counts = connection.execute("SELECT (SELECT count(*) FROM records), (SELECT count(*) FROM quarantine)").fetchone()
+        finally:
+            connection.close()
     LOG.info("catalog %s: %d records, %d quarantined", out, *counts)
 
 

@@ -4,6 +4,7 @@ half-written one, and nothing temporary is left behind."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -39,3 +40,18 @@ def test_parquet_files_take_the_project_options(tmp_path):
     column = pq.ParquetFile(path).metadata.row_group(0).column(0)
     assert column.compression.lower() == PARQUET_OPTIONS["compression"]
     assert pq.read_table(path).column("board").to_pylist() == list(range(10))
+
+
+# Renames that are not one file's atomic write, each with why it is not `atomic_path`.
+OTHER_RENAMES = {
+    "dataset/atomic.py": "the atomic write itself",
+    "dataset/labels.py": "the label store's compaction: shards written first, renamed in after the journal commits",
+    "pipelines/shards.py": "streaming shard writers closed across Beam bundles, and publishing a whole output folder",
+}
+
+
+def test_every_atomic_rename_is_the_atomic_module_or_says_why_not():
+    repo = Path(__file__).resolve().parents[1]
+    renaming = {str(path.relative_to(repo)) for folder in ("bridgeflow", "dataset", "pipelines", "training")
+                for path in (repo / folder).rglob("*.py") if "os.replace(" in path.read_text() or ".rename(" in path.read_text()}
+    assert renaming == set(OTHER_RENAMES)
