@@ -62,7 +62,7 @@ def test_runs_on_other_boards_or_without_the_name_are_one_line_errors(tmp_path, 
     with pytest.raises(InputError, match="comes from challenge, .* from evaluate: nothing to pair"):
         compare_runs.compare(f"{challenge}:bsm", f"{first}:bsm:rule")
     with pytest.raises(SystemExit) as stopped:
-        compare_runs.main(["--first", str(first), "--second", f"{second}:bsm:rule"])
+        compare_runs.run(["--first", str(first), "--second", f"{second}:bsm:rule"])
     assert stopped.value.code == 2
     assert "expected RUN:NAME" in capsys.readouterr().err
 
@@ -71,7 +71,7 @@ def test_the_cli_writes_the_comparison(tmp_path, capsys):
     first = evaluate_run(tmp_path / "a", "bsm:rule", {1: 2, 2: 4})
     second = evaluate_run(tmp_path / "b", "bsm:rule", {1: 0, 2: 0})
     out = tmp_path / "deep" / "paired.json"
-    compare_runs.main(["--first", f"{first}:bsm:rule", "--second", f"{second}:bsm:rule", "--out", str(out)])
+    compare_runs.run(["--first", f"{first}:bsm:rule", "--second", f"{second}:bsm:rule", "--out", str(out)])
     written = json.loads(out.read_text())
     assert written["paired"]["mean_imps"] == pytest.approx(3.0)
     assert json.loads(capsys.readouterr().out) == written["paired"]

@@ -1,7 +1,6 @@
-"""Two runs on the same boards, paired: did a change of settings or model help?
+"""`bridgeflow compare`: two runs on the same boards, paired: did a change of settings or model help?
 
-    python -m bridgeflow.training.evaluation.compare_runs \
-        --first data/runs/new:search@models/bsm_pi:ben-nosearch \
+    bridgeflow compare --first data/runs/new:search@models/bsm_pi:ben-nosearch \
         --second data/runs/old:search@models/bsm_pi:ben-nosearch [--out paired.json]
 
 `evaluate` and `challenge` pair agents within one run, but settings such as `search:` are one per
@@ -67,8 +66,8 @@ def compare(first: str, second: str) -> dict:
     return {"kind": kind, "first": first, "second": second, "paired": paired}
 
 
-def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(prog="python -m bridgeflow.training.evaluation.compare_runs",
+def run(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(prog="bridgeflow compare",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--first", required=True, metavar="RUN:NAME", help="run folder and match or agent")
     parser.add_argument("--second", required=True, metavar="RUN:NAME", help="the same boards, the other settings")
@@ -86,5 +85,5 @@ def main(argv: list[str] | None = None) -> dict:
     return result
 
 
-if __name__ == "__main__":
-    main(sys.argv[1:])
+if __name__ == "__main__":  # as the results files' commands of 2026-12-04 call it
+    run(sys.argv[1:])
