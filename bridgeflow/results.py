@@ -44,6 +44,14 @@ def git_commit(folder: Path) -> str:
 def record(name: str, command: str, metrics: dict[str, Path], models: list[Path], data: list[Path],
            seed: str | None, out: Path = RESULTS) -> Path:
     """Write results/<name>.json from the metrics files a run wrote."""
+    return write_result(name, command, {key: json.loads(path.read_text()) for key, path in metrics.items()},
+                        {str(path): content_hash(path) for path in models},
+                        {str(path): content_hash(path) for path in data}, seed, out)
+
+
+def write_result(name: str, command: str, metrics: dict, models: dict[str, str], data: dict[str, str],
+                 seed: str | None, out: Path = RESULTS) -> Path:
+    """results/<name>.json: the metrics with how they were made (`models` and `data`: path -> content_hash)."""
     result = {
         "schema_version": SCHEMA_VERSION,
         "name": name,
@@ -51,9 +59,9 @@ def record(name: str, command: str, metrics: dict[str, Path], models: list[Path]
         "git_commit": git_commit(Path.cwd()),
         "date": datetime.date.today().isoformat(),
         "seed": seed,
-        "data": {str(path): content_hash(path) for path in data},
-        "models": {str(path): content_hash(path) for path in models},
-        "metrics": {key: json.loads(path.read_text()) for key, path in metrics.items()},
+        "data": data,
+        "models": models,
+        "metrics": metrics,
     }
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{name}.json"

@@ -13,14 +13,11 @@ the robots' row takes, per problem file, the best of the robots' Results files o
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from bridgeflow.dataset.atomic import write_json
-from bridgeflow.dataset.schema import SCHEMA_VERSION
-from bridgeflow.results import RESULTS, content_hash, git_commit, lookup
+from bridgeflow.results import RESULTS, content_hash, lookup, write_result
 
 PLOT = RESULTS.parent / "docs" / "yardsticks.png"
 TEST_LIST = "benchmarks/boards/test1000-99038c9e00ac4c27.json"  # the table column's boards (claims only)
@@ -29,14 +26,15 @@ TEST_LIST = "benchmarks/boards/test1000-99038c9e00ac4c27.json"  # the table colu
 @dataclass(frozen=True)
 class Row:
     """One agent: where its numbers are (results file stem, dotted key of a {points, max} total, or
-    of an evaluate match summary). `robots`: (file, half) whose Results files' best scores make it."""
+    of an evaluate match summary). `robots`: the results file stem whose compared Results files'
+    best scores make the row."""
 
     agent: str
     label: str
     dev: tuple[tuple[str, str], ...] = ()
     claim: tuple[tuple[str, str], ...] = ()
     table: tuple[str, str] | None = None
-    robots: tuple[str, ...] = field(default=())
+    robots: str | None = None
 
 
 DEFAULT = "search@models/bsm_pi"
@@ -58,7 +56,7 @@ ROWS = (
     Row("ben", "BEN with its own search (`ben`)",
         dev=(("challenge_ben_search_bw", "metrics.bw.all.ben"), ("challenge_ben_search_ctc", "metrics.ctc.all.ben")),
         claim=(("challenge_ben_search_bw", "metrics.bw2.all.ben"), ("challenge_ben_search_oct13", "metrics.oct13.all.ben"))),
-    Row("robots", "the best robot Results file of each problem set (GIB, BBA, BEN runs)", robots=("challenge_agents",)),
+    Row("robots", "the best robot Results file of each problem set (GIB, BBA, BEN runs)", robots="challenge_agents"),
 )
 
 
@@ -95,7 +93,7 @@ def compute() -> list[dict]:
         cells = {}
         for half, sources in (("dev", row.dev), ("claim", row.claim)):
             if row.robots:
-                cells[half] = best_robots(row.robots[0], half)
+                cells[half] = best_robots(row.robots, half)
             else:
                 cells[half] = facit_cell([lookup(read(stem), key) for stem, key in sources]) if sources else None
         cells["vs_ben_nosearch"] = table_cell(*row.table) if row.table else None
@@ -105,7 +103,7 @@ def compute() -> list[dict]:
 
 def sources() -> list[str]:
     stems = {stem for row in ROWS for stem, _ in (*row.dev, *row.claim, *([row.table] if row.table else []))}
-    return sorted(f"results/{stem}.json" for stem in stems | set(ROWS[-1].robots))
+    return sorted(f"results/{stem}.json" for stem in stems | {row.robots for row in ROWS if row.robots})
 
 
 def markdown(rows: list[dict]) -> str:
@@ -162,11 +160,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.markdown:
         print(markdown(rows))
         return
-    write_json(RESULTS / "yardsticks.json", {
-        "schema_version": SCHEMA_VERSION, "name": "yardsticks", "command": "python -m bridgeflow.yardsticks",
-        "git_commit": git_commit(RESULTS.parent), "date": datetime.date.today().isoformat(),
-        "seed": "those of its sources", "data": {path: content_hash(RESULTS.parent / path) for path in sources()},
-        "models": {}, "metrics": {"rows": rows, "test_list": TEST_LIST}})
+    write_result("yardsticks", "python -m bridgeflow.yardsticks", {"rows": rows, "test_list": TEST_LIST}, {},
+                 {path: content_hash(RESULTS.parent / path) for path in sources()}, "those of its sources")
     plot(rows, PLOT)
     print(f"wrote {RESULTS / 'yardsticks.json'} and {PLOT}")
 

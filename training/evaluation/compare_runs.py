@@ -79,8 +79,7 @@ def run(argv: list[str] | None = None) -> dict:
     except InputError as error:
         parser.error(str(error))
     if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        write_json(out, result)
+        write_json(out, result)  # its folder made if missing
     print(json.dumps(result["paired"]))
     return result
 
