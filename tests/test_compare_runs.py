@@ -75,3 +75,16 @@ def test_the_cli_writes_the_comparison(tmp_path, capsys):
     written = json.loads(out.read_text())
     assert written["paired"]["mean_imps"] == pytest.approx(3.0)
     assert json.loads(capsys.readouterr().out) == written["paired"]
+
+
+def test_a_file_that_is_no_boards_parquet_is_one_line(tmp_path):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "boards.parquet").write_bytes(b"PAR1 not really")
+    with pytest.raises(InputError, match="not a readable Parquet file"):
+        compare_runs.compare(f"{broken}:bsm:rule", f"{broken}:bsm:rule")
+    other = tmp_path / "other"
+    other.mkdir()
+    pq.write_table(pa.table({"agent": ["bsm"], "board": [1]}), other / "boards.parquet")
+    with pytest.raises(InputError, match="not an evaluate or challenge boards.parquet .no file, points, top_points"):
+        compare_runs.compare(f"{other}:bsm", f"{other}:bsm")

@@ -22,6 +22,7 @@ import json
 import sys
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
@@ -40,8 +41,15 @@ def read_side(spec: str) -> tuple[str, dict[tuple, dict]]:
     run, sep, name = spec.partition(":")
     if not sep or not name:
         raise InputError(f"{spec!r}: expected RUN:NAME, a run folder and a match or agent in it")
-    table = pq.read_table(existing(Path(run) / "boards.parquet", f"run {run}"))
+    path = existing(Path(run) / "boards.parquet", f"run {run}")
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException) as error:
+        raise InputError(f"{path}: not a readable Parquet file ({str(error).splitlines()[0][:200]})") from None
     kind, column = ("evaluate", "match") if "match" in table.column_names else ("challenge", "agent")
+    needed = {"match", "deal_id", "imps"} if kind == "evaluate" else {"agent", "file", "board", "points", "top_points"}
+    if not needed <= set(table.column_names):
+        raise InputError(f"{path}: not an evaluate or challenge boards.parquet (no {', '.join(sorted(needed - set(table.column_names)))})")
     rows = table.filter(pc.equal(table[column], name)).to_pylist()
     if not rows:
         names = sorted(set(table[column].to_pylist()))
