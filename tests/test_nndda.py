@@ -103,6 +103,32 @@ def test_suits_model_permutes_its_outputs_exactly_with_the_suits(head, nt_hidden
         assert not torch.allclose(rotated, symmetry.transform_cells(out, int(symmetry.GROUPS["rot"][1])), atol=1e-3)
 
 
+def test_suits_model_in_place_forward_equals_the_plain_formula_in_outputs_and_gradients():
+    """The in-place SuitMix and first layer (for speed) compute relu(own(h) + pooled(mean h)) and
+    relu(cards + bias) exactly, gradients included."""
+    torch.manual_seed(0)
+    model = NNDDA(NNDDAConfig(hidden=16, layers=3, arch="suits"))
+    owners = torch.from_numpy(random_owners(8, 3))
+
+    def plain(owners):
+        per_suit = owners.long().view(-1, 13) * 13 + model.card_index
+        h = torch.relu(model.cards(per_suit).view(len(owners), 4, -1) + model.bias)
+        for layer in model.mix:
+            h = torch.relu(layer.own(h) + layer.pooled(h.mean(1, keepdim=True)))
+        pooled = torch.cat([h.mean(1, keepdim=True), h.amax(1, keepdim=True)], 2)
+        strains = torch.cat([model.trump_head(h), model.nt_head(pooled)], 1)
+        return strains.view(len(owners), 5, 4, -1).transpose(1, 2).reshape(len(owners), 20, 14)
+
+    grads = []
+    for forward in (model, plain):
+        model.zero_grad()
+        out = forward(owners)
+        (out * torch.linspace(-1, 1, out.numel()).view_as(out)).sum().backward()
+        grads.append((out.detach(), [p.grad.clone() for p in model.parameters()]))
+    assert torch.allclose(grads[0][0], grads[1][0], atol=1e-6)
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(grads[0][1], grads[1][1]))
+
+
 @pytest.mark.parametrize("variant,config", [("arch=mlp", ("mlp", 0, "meanmax")), ("nt_hidden=0", ("suits", 0, "meanmax")),
                                             ("nt_pool=mean", ("suits", 128, "mean"))])
 def test_other_variants_learn_the_toy_labels(toy_store, tmp_path, variant, config):
@@ -122,6 +148,14 @@ def test_model_files_from_before_a_config_field_load_as_what_they_are(tmp_path, 
     estimator = DDEstimator.load(tmp_path / "old.pt")
     assert (estimator.model.config.arch, estimator.model.config.nt_hidden) == (saved.get("arch", "mlp"), 0)
     assert np.array_equal(estimator.tables(owners), DDEstimator(model).tables(owners))
+
+
+def test_a_device_torch_cannot_use_is_a_config_error():
+    with pytest.raises(ValueError, match="nndda.device: 'gpu' is not a torch device"):
+        nndda_train.TrainConfig(device="gpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="torch sees no CUDA device"):
+            nndda_train.TrainConfig(device="cuda")
 
 
 def test_params_from_yaml_and_overrides(tmp_path):
@@ -186,7 +220,7 @@ def test_resume_after_a_kill_gives_the_same_weights(toy_store, tmp_path, monkeyp
         nndda_train.run(args + ["--out", str(tmp_path / "killed")])
     monkeypatch.setattr(nndda_train, "checkpoint", save)
     assert not (tmp_path / "killed" / "nndda.pt").exists()
-    nndda_train.run(args + ["--out", str(tmp_path / "killed")])
+    nndda_train.run(args + ["--out", str(tmp_path / "killed"), "--set", "device=cpu"])  # where it runs: not a training param
 
     a = torch.load(tmp_path / "straight" / "nndda.pt", weights_only=True)["model"]
     b = torch.load(tmp_path / "killed" / "nndda.pt", weights_only=True)["model"]

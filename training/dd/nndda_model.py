@@ -54,7 +54,12 @@ class SuitMix(nn.Module):
         self.pooled = nn.Linear(hidden, hidden, bias=False)
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:  # [B, 4, hidden]
-        return torch.relu(self.own(h) + self.pooled(h.mean(1, keepdim=True)))
+        # In place: on CPU the elementwise passes over [B, 4, hidden], not the matrix products,
+        # take most of the time (benchmarks/bench_nndda.py); autograd allows it, as neither the
+        # product's nor the sum's gradient needs its output.
+        out = self.own(h)
+        out += self.pooled(h.mean(1, keepdim=True))
+        return out.relu_()
 
 
 class NNDDA(nn.Module):
@@ -100,7 +105,9 @@ class NNDDA(nn.Module):
         else:
             n = owners.shape[0]
             per_suit = owners.long().view(n * 4, 13) * 13 + self.card_index
-            h = self.mix(torch.relu(self.cards(per_suit).view(n, 4, -1) + self.bias))
+            h = self.cards(per_suit).view(n, 4, -1)
+            h += self.bias
+            h = self.mix(h.relu_())
             pooled = h.mean(1, keepdim=True)
             if self.config.nt_pool == "meanmax":
                 pooled = torch.cat([pooled, h.amax(1, keepdim=True)], 2)

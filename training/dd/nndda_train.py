@@ -61,6 +61,7 @@ class TrainConfig(NNDDAConfig):
     eval_every: int = 1000
     ckpt_every: int = 1000
     threads: int = 2
+    device: str = "cpu"  # where training runs ("cuda" on a GPU machine); the saved model loads on CPU
     eval_symmetries: list = field(default_factory=lambda: ["id", "rot"])  # "suits", "all" too for arch=mlp
 
     def __post_init__(self):
@@ -68,13 +69,19 @@ class TrainConfig(NNDDAConfig):
         if (min(self.steps, self.batch_size, self.eval_every, self.ckpt_every, self.threads) < 1 or self.warmup < 0
                 or self.lr <= 0 or self.max_deals < 0):
             raise ValueError("nndda: steps, batch_size >= 1 (eval_every, ckpt_every, threads too); warmup, max_deals >= 0; lr > 0")
+        try:
+            device = torch.device(self.device)
+        except RuntimeError as error:
+            raise ValueError(f"nndda.device: {self.device!r} is not a torch device ({error})") from None
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"nndda.device: {self.device!r}, but torch sees no CUDA device here")
         unknown = set(self.eval_symmetries) - set(symmetry.GROUPS)
         if unknown:
             raise ValueError(f"nndda.eval_symmetries: {sorted(unknown)} not among {sorted(symmetry.GROUPS)}")
 
 
 # Params that do not change the trained weights: a checkpoint stays valid when only these change.
-_NOT_TRAINING = ("eval_every", "ckpt_every", "threads", "eval_symmetries")
+_NOT_TRAINING = ("eval_every", "ckpt_every", "threads", "device", "eval_symmetries")
 LEVELS = range(1, 8)
 
 
@@ -150,14 +157,15 @@ def loss_fn(out: torch.Tensor, tables: torch.Tensor, head: str) -> torch.Tensor:
 @torch.no_grad()
 def valid_stats(model: NNDDA, owners: np.ndarray, tables: np.ndarray, head: str, chunk: int = 65536) -> dict:
     model.eval()
+    device = next(model.parameters()).device
     loss, preds = 0.0, []
     for start in range(0, len(owners), chunk):
-        out = model(torch.from_numpy(owners[start : start + chunk]))
-        y = torch.from_numpy(tables[start : start + chunk].reshape(-1, 20)).long()
+        out = model(torch.from_numpy(owners[start : start + chunk]).to(device))
+        y = torch.from_numpy(tables[start : start + chunk].reshape(-1, 20)).to(device).long()
         loss += loss_fn(out, y, head).item() * len(y)
         preds.append(out.argmax(-1) if head == "ce" else out.round().clamp(0, 13))
     model.train()
-    err = torch.cat(preds).numpy().reshape(-1, 4, 5) - tables
+    err = torch.cat(preds).cpu().numpy().reshape(-1, 4, 5) - tables
     return {"valid_loss": loss / len(owners), "valid_exact": float((err == 0).mean()),
             "valid_within1": float((np.abs(err) <= 1).mean())}
 
@@ -178,13 +186,14 @@ def train(config: TrainConfig, owners: np.ndarray, tables: np.ndarray, valid: tu
     torch.manual_seed(config.seed)
     rng = np.random.default_rng(config.seed)
     model_config = NNDDAConfig(**{f.name: getattr(config, f.name) for f in fields(NNDDAConfig)})
-    model = NNDDA(model_config)
+    device = torch.device(config.device)
+    model = NNDDA(model_config).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     step, curve, seconds = 0, [], 0.0
     run_key = {k: v for k, v in asdict(config).items() if k not in _NOT_TRAINING} | {"data": fingerprint}
     ckpt_path = out / "ckpt.pt"
     if ckpt_path.exists():
-        state = torch.load(ckpt_path, map_location="cpu", weights_only=True)
+        state = torch.load(ckpt_path, map_location=device, weights_only=True)
         if state["run_key"] == run_key:
             model.load_state_dict(state["model"])
             optimizer.load_state_dict(state["optimizer"])
@@ -195,7 +204,7 @@ def train(config: TrainConfig, owners: np.ndarray, tables: np.ndarray, valid: tu
             log.warning("%s is from other params or data: starting afresh", ckpt_path)
 
     batch = config.batch_size
-    losses = []
+    loss_sum, loss_steps = torch.zeros((), device=device), 0  # summed on the device: no sync per step
     model.train()
     bar = tqdm(total=config.steps * batch, initial=step * batch, unit="sample", unit_scale=True, smoothing=0.1)
     started = time.perf_counter() - seconds
@@ -207,18 +216,20 @@ def train(config: TrainConfig, owners: np.ndarray, tables: np.ndarray, valid: tu
         if config.augment:
             g = rng.integers(0, symmetry.NUM, batch)
             x, y = symmetry.transform_owners(x, g), symmetry.transform_cells(y, g)
-        loss = loss_fn(model(torch.from_numpy(x)), torch.from_numpy(y).long(), config.head)
+        x, y = torch.from_numpy(x).to(device), torch.from_numpy(y).to(device).long()
+        loss = loss_fn(model(x), y, config.head)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
         step += 1
-        losses.append(loss.item())
+        loss_sum += loss.detach()
+        loss_steps += 1
         bar.update(batch)
         if step % config.eval_every == 0 or step == config.steps:
-            stats = {"step": step, "lr": lr_at(step - 1, config), "train_loss": float(np.mean(losses))}
+            stats = {"step": step, "lr": lr_at(step - 1, config), "train_loss": loss_sum.item() / max(1, loss_steps)}
             stats |= valid_stats(model, *valid, config.head)
             curve.append(stats)
-            losses = []
+            loss_sum, loss_steps = torch.zeros((), device=device), 0
             bar.set_postfix(loss=f"{stats['train_loss']:.3f}", valid_exact=f"{stats['valid_exact']:.3f}")
         if step % config.ckpt_every == 0 or step == config.steps:
             checkpoint(ckpt_path, {
@@ -227,7 +238,7 @@ def train(config: TrainConfig, owners: np.ndarray, tables: np.ndarray, valid: tu
                 "model_config": vars(model_config),
             })
     bar.close()
-    return model.eval(), curve, time.perf_counter() - started
+    return model.cpu().eval(), curve, time.perf_counter() - started
 
 
 def evaluate(estimator: DDEstimator, owners: np.ndarray, tables: np.ndarray, symmetries: list[str]) -> dict:
