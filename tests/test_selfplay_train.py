@@ -112,6 +112,30 @@ def test_training_from_init_lowers_the_cross_entropy_to_pi_prime(setup, tmp_path
     assert after < before - 0.3, (before, after)
 
 
+def test_the_anchor_keeps_the_new_network_near_its_init(setup, tmp_path):
+    """w_anchor adds KL(init || new) on the calls: a heavy anchor leaves the network much nearer the
+    generation it started from than the same run without it; it needs --init."""
+    root, _, _ = setup
+    corpus = selfplay_corpus(root / "decisions", load_corpus(root / "records", tmp_path), 0.3, 0, tmp_path)
+    batch = bsm_train.to_tensors(corpus.batch(corpus.sequences("train", [SELFPLAY_SOURCE])), "cpu")
+    init = Bidder.load(root / "model.pt").model.eval()
+
+    def kl_to_init(model):
+        model.eval()
+        with torch.no_grad():
+            return float(bsm_train.anchor_kl(model(batch)["call"], init(batch)["call"]))
+
+    runs = {}
+    for w_anchor in (0.0, 20.0):
+        result = bsm_train.train(bsm_train.TrainConfig(**TINY, steps=25, w_anchor=w_anchor), corpus,
+                                 tmp_path / f"bsm{w_anchor}", progress=False, init=root / "model.pt")
+        runs[w_anchor] = kl_to_init(result["model"])
+        assert ("train_anchor" in result["log"][-1]) == (w_anchor > 0)
+    assert runs[20.0] < 0.25 * runs[0.0], runs
+    with pytest.raises(bsm_train.InputError, match="w_anchor > 0 needs --init"):
+        bsm_train.train(bsm_train.TrainConfig(**TINY, steps=2, w_anchor=1.0), corpus, tmp_path / "no_init", progress=False)
+
+
 def test_the_verb_trains_on_self_play_and_refuses_bad_input(setup, tmp_path, capsys):
     root, _, _ = setup
     common = ["bsm", "--records", str(root / "records"), "--cache", str(tmp_path / "cache"), "--params", os.devnull,

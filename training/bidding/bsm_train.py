@@ -63,6 +63,9 @@ class TrainConfig(BSMConfig):
     w_hcp: float = 0.5
     w_lengths: float = 0.5
     w_cards: float = 0.5
+    # Policy iteration: KL(--init || this network) over the calls at every decision point, weighted.
+    # It holds the previous generation's sureness where the search's targets do not move it.
+    w_anchor: float = 0.0
     seed: int = 0
     checkpoint_every: int = 500
     eval_every: int = 500
@@ -71,8 +74,8 @@ class TrainConfig(BSMConfig):
     threads: int = 0  # torch CPU threads; 0 = torch's default (all cores). 1 is far faster on a busy machine
 
     def __post_init__(self):
-        if self.steps < 1 or self.batch_size < 1 or self.warmup < 0 or self.lr <= 0:
-            raise ValueError("bsm: steps, batch_size >= 1, warmup >= 0 and lr > 0")
+        if self.steps < 1 or self.batch_size < 1 or self.warmup < 0 or self.lr <= 0 or self.w_anchor < 0:
+            raise ValueError("bsm: steps, batch_size >= 1, warmup >= 0, lr > 0 and w_anchor >= 0")
 
     def model(self) -> BSMConfig:
         """The model's fields only: what model.pt records and Bidder.load rebuilds."""
@@ -103,7 +106,15 @@ def get_lr(step: int, cfg: TrainConfig) -> float:
 
 
 def weighted_loss(parts: dict[str, torch.Tensor], cfg: TrainConfig) -> torch.Tensor:
-    return sum(getattr(cfg, f"w_{name}") * parts[name] for name in HEADS)
+    return sum(getattr(cfg, f"w_{name}") * value for name, value in parts.items())
+
+
+def anchor_kl(call_logits: torch.Tensor, anchor_logits: torch.Tensor) -> torch.Tensor:
+    """Mean KL(anchor || model) of the call distributions over the decision points (illegal calls,
+    -inf logits in both, count 0)."""
+    anchor = anchor_logits.log_softmax(-1)
+    per_call = anchor.exp() * (anchor - call_logits.log_softmax(-1))
+    return torch.where(anchor > -math.inf, per_call, 0.0).sum(-1).mean()
 
 
 @torch.no_grad()
@@ -209,13 +220,19 @@ def train(cfg: TrainConfig, corpus: Corpus, out: Path, stop_at: int | None = Non
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(cfg.seed)
     model = BSM(cfg.model()).to(cfg.device)
-    init_hash = None
+    init_hash, anchor = None, None
+    if cfg.w_anchor and init is None:
+        raise InputError("bsm.w_anchor > 0 needs --init: the network to stay near")
     if init is not None:
         weights, init_hash = load_init(init)
         try:
             model.load_state_dict(weights)
         except RuntimeError as error:
             raise ValueError(f"--init {init}: its weights do not fit the bsm params ({error})") from None
+        if cfg.w_anchor:
+            anchor = BSM(cfg.model()).to(cfg.device)
+            anchor.load_state_dict(weights)
+            anchor.eval().requires_grad_(False)
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     train_ids = corpus.sequences("train", cfg.sources, cfg.bidders)
     valid_ids = corpus.sequences("valid", cfg.sources, cfg.bidders)[:cfg.eval_sequences]
@@ -246,7 +263,12 @@ def train(cfg: TrainConfig, corpus: Corpus, out: Path, stop_at: int | None = Non
         batch = to_tensors(corpus.batch(ids, features480), cfg.device)
         for group in optimizer.param_groups:
             group["lr"] = get_lr(step, cfg)
-        parts = losses(model(batch), batch)
+        out = model(batch)
+        parts = losses(out, batch)
+        if anchor is not None:
+            with torch.no_grad():
+                anchor_logits = anchor(batch)["call"]
+            parts["anchor"] = anchor_kl(out["call"], anchor_logits)
         loss = weighted_loss(parts, cfg)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -263,7 +285,7 @@ def train(cfg: TrainConfig, corpus: Corpus, out: Path, stop_at: int | None = Non
         bar.set_postfix(loss=f"{loss.item():.3f}", samples_per_s=f"{samples / busy:.0f}", refresh=False)
         if step % cfg.eval_every == 0 or step == cfg.steps:
             row = {"step": step, "lr": get_lr(step - 1, cfg)}
-            row.update({f"train_{k}": running[k] / running["steps"] for k in ("loss",) + HEADS})
+            row.update({f"train_{k}": running[k] / running["steps"] for k in ("loss",) + HEADS + ("anchor",) if k in running})
             if len(valid_ids):
                 valid = evaluate(model, corpus, valid_ids, cfg.device)["metrics"]
                 shown = ("call_accuracy", "top3_accuracy", "partner_hcp_mae", "suit_length_mae", "card_logloss")
