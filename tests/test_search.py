@@ -117,26 +117,6 @@ def test_expected_scores_average_over_the_trick_distribution(bidder):
             assert argmax.scores(auctions, owners, vul=0, player=1).tolist() == got.tolist()
 
 
-def test_real_play_moves_the_trick_distribution_by_the_contracts_shift(bidder):
-    """search.real_play: a 1NT that takes 7 tricks double dummy scores as 7 or 8 in the shift's
-    proportions (REAL_PLAY_SHIFT: NT at the 1 level); the shift keeps the mass within 0..13."""
-    auctions = AuctionBatch(0, 1)  # 1NT by N, passed out
-    for call in calls("1NT P P P"):
-        auctions.add(np.array([call], np.int16))
-    owners = np.stack([random_owner(0, 0)])
-    sure = np.zeros((4, 5, 14))
-    sure[..., 7] = 1.0
-    shift = search_module.REAL_PLAY_SHIFT[1, 0]
-    plain, real = (MonteCarloSearch(bidder, FixedDistributions(sure), SearchConfig(real_play=flag)) for flag in (False, True))
-    assert plain.scores(auctions, owners, vul=0, player=0).tolist() == [[score_ns(1, 4, 0, 0, 0, 7)]]
-    want = (1 - shift) * score_ns(1, 4, 0, 0, 0, 7) + shift * score_ns(1, 4, 0, 0, 0, 8)
-    assert np.allclose(real.scores(auctions, owners, vul=0, player=0), [[want]])
-    edge = np.zeros((2, 14))
-    edge[0, 13] = edge[1, 0] = 1.0
-    moved = search_module.shift_tricks(edge, np.array([0.4, -0.6]))
-    assert np.allclose(moved.sum(1), 1) and moved[0, 13] == 1.0 and moved[1, 0] == 1.0
-
-
 @pytest.mark.parametrize("datum", ["mean", "best", "prior"])
 def test_imps_against_each_datum(bidder, datum):
     scores = np.array([[420.0, -50.0], [170.0, 620.0], [-100.0, 100.0]])

@@ -44,7 +44,6 @@ import torch
 from bridgeflow.dataset.auction import AuctionBatch, AuctionState, Contract, parse_decision, replay
 from bridgeflow.dataset.encodings import (
     DOUBLE,
-    NT,
     NUM_CALLS,
     PASS,
     REDOUBLE,
@@ -86,7 +85,6 @@ class SearchConfig:
     rollout: str = "greedy"  # greedy | sample: the BSM's calls in the rollouts
     dd: str = "nndda"  # nndda | dds: exact DDS of the contracts reached, in a child process
     nndda_scores: str = "expected"  # dd=nndda: argmax (the score of the likeliest trick count) | expected (over its distribution)
-    real_play: bool = False  # nndda_scores=expected: shift the tricks by what expert declarers take beyond DD (REAL_PLAY_SHIFT)
     exact_top: int = 0  # dd=nndda: rescore this many best candidates with exact DDS on the same deals (0: none)
     imps_vs: str = "mean"  # mean | best | prior: the datum each candidate's score is IMPed against
     prior_temperature: float = 2.0  # IMPs per nat of log P_BSM(call) (soft update); 0 = the search replaces the prior
@@ -104,28 +102,6 @@ class SearchConfig:
             raise ValueError("search: 0 < mass <= 1, max_candidates >= 2 and 0 < last_look_prior <= 1")
         if min(self.resample, self.relax, self.exact_top) < 0 or self.exact_top == 1:
             raise ValueError("search: resample, relax >= 0; exact_top 0 (none) or >= 2 (the candidates compared exactly)")
-
-
-# Mean tricks expert declarers take beyond double dummy, by strain (suit, NT) and level 1..7, in
-# 54,884 BBO vugraph records (NN-DDA tables, 4 rotations; docs/search.md): the blind opening lead
-# gives low-level NT contracts a third of a trick, slams lose a little to the guesses DD never makes.
-REAL_PLAY_SHIFT = np.array([
-    [0.16, 0.16, 0.10, 0.01, 0.01, -0.05, -0.03],  # suits
-    [0.33, 0.33, 0.16, -0.01, -0.01, -0.17, 0.03],  # NT
-])
-
-
-def shift_tricks(probs: np.ndarray, shift: np.ndarray) -> np.ndarray:
-    """float[n, 14] trick distributions moved by shift[n] tricks (fractions split between the two
-    neighbouring whole shifts), mass kept within 0..13."""
-    whole = np.floor(shift).astype(np.int64)
-    part = (shift - whole)[:, None]
-    index = np.arange(probs.shape[1])
-    out = np.zeros_like(probs)
-    for step, weight in ((whole, 1 - part), (whole + 1, part)):
-        target = np.clip(index[None] + step[:, None], 0, probs.shape[1] - 1)
-        np.add.at(out, (np.arange(len(probs))[:, None], target), probs * weight)
-    return out
 
 
 class DDScorer(Protocol):
@@ -331,8 +307,6 @@ class MonteCarloSearch:
             # The score averaged over NN-DDA's trick distribution: a contract it thinks 50:50 to make
             # scores between making and failing, not whichever side of the line the argmax fell.
             probs = scorer.trick_probabilities(owners, on_deal, declarer[played], strain[played])
-            if self.config.real_play:
-                probs = shift_tricks(probs, REAL_PLAY_SHIFT[(strain[played] == NT).astype(int), level[played] - 1])
             outcomes = contract_scores(*(x[played][:, None] for x in (level, strain, doubled, vulnerable)), np.arange(14))
             points = np.zeros(level.shape)
             points[played] = (probs * outcomes).sum(axis=1)
