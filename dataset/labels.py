@@ -8,7 +8,10 @@ estimate ("nn-dda"). Written by `pipelines.ddlabel`, read by the trainers, the e
 catalog.
 
 Frozen versions (`freeze`) are what the repository ships: the exact labels of deals we generated,
-one file per version named by its hash, with a `source` column, readable like any store folder."""
+one file per version named by its hash, with a `source` column, readable like any store folder.
+Versions frozen since 2026-12-04 are compact (FROZEN_COMPACT_SCHEMA): owner and table only, 19
+bytes a deal instead of 34, since deal_id is a hash of the owner and par a function of the table;
+`read_label_file` derives deal_id and leaves par null, which ddlabel fills when it copies a row."""
 
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ import pyarrow.parquet as pq
 
 from .atomic import write_bytes
 from .dd import SOLVER_NAME
+from .encodings import deal_id
 from .digests import sha256_digest
 from .errors import existing
 from .schema import DD_LABELS, PARQUET_OPTIONS
@@ -97,8 +101,15 @@ class LabelStore:
 
 
 def read_label_file(path: Path) -> pa.Table:
-    """One label file in DD_LABELS' column order and types."""
-    return pq.read_table(path).select(DD_LABELS.names).cast(DD_LABELS)
+    """One label file in DD_LABELS' column order and types (a compact frozen version: deal_id
+    derived from the owner, par null)."""
+    table = pq.read_table(path)
+    if "deal_id" not in table.column_names:
+        owners = table.column("owner").combine_chunks().flatten().to_numpy().reshape(-1, 52)
+        table = table.append_column("deal_id", pa.array([deal_id(owner) for owner in owners], pa.uint64()))
+        for name in ("par_score", "par_contracts"):
+            table = table.append_column(name, pa.nulls(table.num_rows, DD_LABELS.field(name).type))
+    return table.select(DD_LABELS.names).cast(DD_LABELS)
 
 
 def dedupe(table: pa.Table) -> pa.Table:
@@ -166,19 +177,22 @@ def dd_store_table(ids: np.ndarray, owners: np.ndarray, tables: np.ndarray, solv
 # ------------------------------------------------------------------ frozen versions (committed in git)
 
 FROZEN_SCHEMA = DD_LABELS.append(pa.field("source", pa.string(), nullable=False))  # where the deal came from
+FROZEN_COMPACT_SCHEMA = pa.schema([FROZEN_SCHEMA.field(name) for name in ("owner", "dd_tricks", "solver", "solver_version", "source")],
+                                  metadata=FROZEN_SCHEMA.metadata)  # what freeze writes: the rest is derived
 FROZEN_NAME = "dd_labels-{}.parquet"  # {} = the first 12 hex digits of the file's sha256
 
 
 def freeze(stores: list[str | Path], source: str, out: Path) -> Path | None:
-    """The exact labels of `stores` not yet in `out`'s frozen files, as one new frozen file named
-    by its hash (so a version never changes under its name), rows sorted by deal_id, each saying
-    its `source`. Returns the file, or None when every deal is frozen already."""
+    """The exact labels of `stores` not yet in `out`'s frozen files, as one new compact frozen file
+    named by its hash (so a version never changes under its name), rows sorted by deal_id, each
+    saying its `source`. Returns the file, or None when every deal is frozen already."""
     frozen = read_labels(out).column("deal_id").to_pylist() if list(out.glob("*.parquet")) else []
     table = exact_rows(read_labels(*stores))
     table = table.filter(pc.invert(pc.is_in(table.column("deal_id"), pa.array(frozen, pa.uint64())))).sort_by("deal_id")
     if not table.num_rows:
         return None
-    table = table.append_column("source", pa.array([source] * table.num_rows, pa.string())).cast(FROZEN_SCHEMA)
+    table = table.append_column("source", pa.array([source] * table.num_rows, pa.string()))
+    table = table.select(FROZEN_COMPACT_SCHEMA.names).cast(FROZEN_COMPACT_SCHEMA)
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="zstd", compression_level=19, row_group_size=PARQUET_OPTIONS["row_group_size"])
     data = sink.getvalue().to_pybytes()

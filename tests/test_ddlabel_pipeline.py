@@ -178,6 +178,22 @@ def test_store_labels_are_reused_and_copied(tmp_path, reference):
     assert len(labels.read_labels(tmp_path / "dd", tmp_path / "store")) == 9
 
 
+def test_a_compact_frozen_version_is_a_store_whose_copied_rows_get_their_par_back(tmp_path, reference):
+    """Frozen versions keep owner and table only; ddlabel --store derives deal_id and recomputes par."""
+    deals, tables = reference
+    write_records(tmp_path / "first" / "a.parquet", deals[:4])
+    label(tmp_path / "first", tmp_path / "store")
+    labels.freeze([tmp_path / "store"], "test", tmp_path / "frozen")
+    write_records(tmp_path / "second" / "a.parquet", deals[:4])
+    summary = label(tmp_path / "second", tmp_path / "dd", "--store", str(tmp_path / "frozen"))
+    assert (summary["copied_from_store"], summary["solved"]) == (4, 0)
+    original, copied = labels_of(tmp_path / "store"), labels_of(tmp_path / "dd")
+    assert copied.keys() == original.keys()
+    for deal, row in copied.items():
+        assert {k: row[k] for k in ("dd_tricks", "par_score", "par_contracts")} == \
+               {k: original[deal][k] for k in ("dd_tricks", "par_score", "par_contracts")}
+
+
 def test_sigkill_mid_run_loses_no_committed_batch(tmp_path):
     deals = cheap_deals(60, swaps=24, seed=7)  # tens of ms each: long enough to be killed mid-run
     write_records(tmp_path / "records" / "a.parquet", deals)

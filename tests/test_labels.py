@@ -12,7 +12,7 @@ import pytest
 
 from bridgeflow.dataset.encodings import deal_id, random_owner
 from bridgeflow.dataset.errors import InputError
-from bridgeflow.dataset.labels import FROZEN_SCHEMA, dd_store_table, freeze, main, read_labels
+from bridgeflow.dataset.labels import FROZEN_COMPACT_SCHEMA, dd_store_table, freeze, main, read_label_file, read_labels
 
 
 def store(folder, owners, solver="dds"):
@@ -33,19 +33,22 @@ def test_a_frozen_version_is_named_by_its_hash_and_never_repeats_a_deal(tmp_path
     data = first.read_bytes()
     assert first.name == f"dd_labels-{hashlib.sha256(data).hexdigest()[:12]}.parquet"
     table = pq.read_table(first)
-    assert table.schema.equals(FROZEN_SCHEMA)
-    ids = table.column("deal_id").to_pylist()
-    assert ids == sorted(deal_id(owner) for owner in owners[:4])  # estimates are never frozen
+    assert table.schema.equals(FROZEN_COMPACT_SCHEMA)  # owner and table: deal_id and par are derived
     assert set(table.column("source").to_pylist()) == {"synth --seed 5"}
+    read = read_label_file(first)
+    ids = read.column("deal_id").to_pylist()
+    assert ids == sorted(deal_id(owner) for owner in owners[:4])  # estimates are never frozen
+    assert read.column("dd_tricks").to_pylist() == read_labels(exact).sort_by("deal_id").column("dd_tricks").to_pylist()
+    assert read.column("par_score").null_count == 4  # ddlabel computes par when it copies a row
 
     assert freeze([exact], "synth --seed 5", out) is None  # nothing new
     more = store(tmp_path / "more", owners[2:5])  # two deals frozen already, one new
     second = freeze([more], "synth --seed 5, more", out)
-    assert pq.read_table(second).column("deal_id").to_pylist() == [deal_id(owners[4])]
+    assert read_label_file(second).column("deal_id").to_pylist() == [deal_id(owners[4])]
 
     assert len(read_labels(out)) == 5  # the versions read together as one store
     with duckdb.connect() as db:
-        assert db.execute(f"SELECT count(DISTINCT deal_id) FROM '{out}/*.parquet'").fetchone()[0] == 5
+        assert db.execute(f"SELECT count(DISTINCT owner) FROM read_parquet('{out}/*.parquet', union_by_name=true)").fetchone()[0] == 5
 
 
 def test_freezing_a_missing_store_is_an_input_error(tmp_path):

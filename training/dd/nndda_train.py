@@ -24,7 +24,6 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 import torch
 import torch.nn.functional as F
 from tqdm import tqdm
@@ -34,7 +33,7 @@ from bridgeflow.dataset.dd import SOLVER_NAME
 from bridgeflow.dataset.digests import digest
 from bridgeflow.dataset.encodings import STRAINS
 from bridgeflow.dataset.errors import output_folder
-from bridgeflow.dataset.labels import label_files
+from bridgeflow.dataset.labels import label_files, read_label_file
 from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.dataset.splits import split_of
 from bridgeflow.training.model_files import FILE_OF
@@ -96,7 +95,7 @@ def read_dd(*stores: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, in
     files = [f for store in stores for f in label_files(store)]
     if not files:
         raise FileNotFoundError(f"no DD label files in {', '.join(map(str, stores))}")
-    table = pa.concat_tables(pq.read_table(f, columns=["deal_id", "owner", "dd_tricks", "solver"]) for f in files)
+    table = pa.concat_tables(read_label_file(f).select(["deal_id", "owner", "dd_tricks", "solver"]) for f in files)
     exact = table["solver"].to_numpy(zero_copy_only=False) == SOLVER_NAME
     ids = table["deal_id"].to_numpy()[exact]
     owners = table["owner"].combine_chunks().flatten().to_numpy().reshape(-1, 52)[exact]
