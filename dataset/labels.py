@@ -28,8 +28,8 @@ import pyarrow.parquet as pq
 
 from .atomic import write_bytes
 from .dd import SOLVER_NAME
-from .encodings import deal_id
 from .digests import sha256_digest
+from .encodings import deal_id
 from .errors import existing
 from .schema import DD_LABELS, PARQUET_OPTIONS
 from .scoring import par_all
