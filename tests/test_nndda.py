@@ -204,8 +204,10 @@ def test_max_deals_cuts_the_training_set(toy_store, tmp_path):
     assert metrics["data"]["train_used"] == 100 and metrics["data"]["train"] > 2000
 
 
-def test_resume_after_a_kill_gives_the_same_weights(toy_store, tmp_path, monkeypatch):
-    args = ["--dd", str(toy_store)] + TINY + ["--set", "steps=30", "--set", "ckpt_every=10", "--set", "eval_every=10"]
+@pytest.mark.parametrize("ema", ["0", "0.9"])
+def test_resume_after_a_kill_gives_the_same_weights(toy_store, tmp_path, monkeypatch, ema):
+    args = ["--dd", str(toy_store)] + TINY + ["--set", "steps=30", "--set", "ckpt_every=10", "--set", "eval_every=10",
+                                              "--set", f"ema={ema}"]
     nndda_train.run(args + ["--out", str(tmp_path / "straight")])
 
     save = nndda_train.checkpoint
@@ -228,6 +230,9 @@ def test_resume_after_a_kill_gives_the_same_weights(toy_store, tmp_path, monkeyp
     # the resumed run really started at step 20, and the curve is whole
     ckpt = torch.load(tmp_path / "killed" / "ckpt.pt", weights_only=True)
     assert [row["step"] for row in ckpt["curve"]] == [10, 20, 30]
+    if float(ema):  # the weight average resumed too
+        straight = torch.load(tmp_path / "straight" / "ckpt.pt", weights_only=True)["average"]
+        assert all(torch.equal(x, y) for x, y in zip(straight, ckpt["average"]))
 
     # a checkpoint from other params is not resumed
     other = nndda_train.run(args + ["--out", str(tmp_path / "killed"), "--set", "seed=1"])
@@ -270,3 +275,40 @@ def test_oracle_deals_match_dds(oracle_data):
     assert np.array_equal(dds_tables(owners3), tables3)
     rows = np.searchsorted(ids, np.array([deal_id(o) for o in owners3], dtype=np.uint64))
     assert np.array_equal(tables[rows], tables3)
+
+
+def test_the_weight_average_is_kept_only_where_it_scores_better_on_valid(toy_store, tmp_path):
+    metrics = nndda_train.run(["--dd", str(toy_store), "--out", str(tmp_path)] + TINY + ["--set", "ema=0.99"])
+    weights = metrics["train"]["weights"]
+    better = max(("last", "averaged"), key=lambda name: weights[name]["valid_exact"])
+    assert weights["kept"] == better and f"weights kept: {better}" in (tmp_path / "MODEL_CARD.md").read_text()
+
+    # the saved model is the one kept: it scores that on the valid split
+    ids, owners, tables, _ = nndda_train.read_dd(toy_store)
+    _, rows = nndda_train.split_data(ids, 0)
+    model = DDEstimator.load(tmp_path / "nndda.pt").model
+    stats = nndda_train.valid_stats(model, owners[rows["valid"]], tables[rows["valid"]], "ce")
+    assert stats["valid_exact"] == pytest.approx(weights[better]["valid_exact"])
+
+
+def test_keep_better_weights_puts_back_the_last_step_when_the_average_is_worse():
+    model = NNDDA(NNDDAConfig(hidden=16, layers=1, nt_hidden=0))
+    output_biases = {id(model.trump_head.bias), id(model.nt_head.bias)}
+
+    def weights_saying(tricks: int) -> list[torch.Tensor]:
+        """All zero but the output biases: every cell of every deal gets `tricks`."""
+        weights = [torch.zeros_like(p) for p in model.parameters()]
+        for weight, p in zip(weights, model.parameters()):
+            if id(p) in output_biases:
+                weight.view(4, 14)[:, tricks] = 10.0
+        return weights
+
+    owners, tables = random_owners(64, 3), np.full((64, 4, 5), 7, dtype=np.int8)
+    last = weights_saying(7)
+    with torch.no_grad():
+        torch._foreach_copy_(list(model.parameters()), last)
+    weights = nndda_train.keep_better_weights(model, weights_saying(0), (owners, tables), "ce")
+    assert weights["kept"] == "last" and weights["last"]["valid_exact"] == 1.0 and weights["averaged"]["valid_exact"] == 0.0
+    assert all(torch.equal(p, q) for p, q in zip(model.parameters(), last))
+    weights = nndda_train.keep_better_weights(model, weights_saying(7), (owners, tables), "ce")
+    assert weights["kept"] == "averaged"

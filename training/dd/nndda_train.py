@@ -57,6 +57,7 @@ class TrainConfig(NNDDAConfig):
     weight_decay: float = 0.01
     warmup: int = 500
     max_deals: int = 0  # use only the first N training deals (by deal_id); 0 = all. For learning curves
+    ema: float = 0.0  # > 0: also average the weights over training (this decay per step) and keep the average if it scores better on valid
     eval_every: int = 1000
     ckpt_every: int = 1000
     threads: int = 2
@@ -66,8 +67,9 @@ class TrainConfig(NNDDAConfig):
     def __post_init__(self):
         super().__post_init__()
         if (min(self.steps, self.batch_size, self.eval_every, self.ckpt_every, self.threads) < 1 or self.warmup < 0
-                or self.lr <= 0 or self.max_deals < 0):
-            raise ValueError("nndda: steps, batch_size >= 1 (eval_every, ckpt_every, threads too); warmup, max_deals >= 0; lr > 0")
+                or self.lr <= 0 or self.max_deals < 0 or not 0 <= self.ema < 1):
+            raise ValueError("nndda: steps, batch_size >= 1 (eval_every, ckpt_every, threads too); warmup, max_deals >= 0; "
+                             "lr > 0; 0 <= ema < 1")
         try:
             device = torch.device(self.device)
         except RuntimeError as error:
@@ -179,15 +181,34 @@ def checkpoint(path: Path, state: dict) -> None:
     save_atomic(state, path)
 
 
+def keep_better_weights(model: NNDDA, average: list[torch.Tensor], valid: tuple[np.ndarray, np.ndarray], head: str) -> dict:
+    """Load the averaged weights into the model if they score more exact cells on the valid split
+    than the last step's; say what each scored and which the model now holds."""
+    params = list(model.parameters())
+    last_weights = [p.detach().clone() for p in params]
+    last = valid_stats(model, *valid, head)
+    with torch.no_grad():
+        torch._foreach_copy_(params, average)
+    averaged = valid_stats(model, *valid, head)
+    kept = "averaged" if averaged["valid_exact"] >= last["valid_exact"] else "last"
+    if kept == "last":
+        with torch.no_grad():
+            torch._foreach_copy_(params, last_weights)
+    return {"last": last, "averaged": averaged, "kept": kept}
+
+
 def train(config: TrainConfig, owners: np.ndarray, tables: np.ndarray, valid: tuple[np.ndarray, np.ndarray], out: Path,
-          fingerprint: str) -> tuple[NNDDA, list[dict], float]:
-    """The training loop. Returns the model, the validation curve and the seconds spent training."""
+          fingerprint: str) -> tuple[NNDDA, list[dict], float, dict | None]:
+    """The training loop. Returns the model, the validation curve, the seconds spent training and,
+    with config.ema, what the last and the averaged weights scored on valid (keep_better_weights)."""
     torch.manual_seed(config.seed)
     rng = np.random.default_rng(config.seed)
     model_config = NNDDAConfig(**{f.name: getattr(config, f.name) for f in fields(NNDDAConfig)})
     device = torch.device(config.device)
     model = NNDDA(model_config).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    params = list(model.parameters())
+    average = [p.detach().clone() for p in params] if config.ema else None
     step, curve, seconds = 0, [], 0.0
     run_key = {k: v for k, v in asdict(config).items() if k not in _NOT_TRAINING} | {"data": fingerprint}
     ckpt_path = out / "ckpt.pt"
@@ -198,6 +219,8 @@ def train(config: TrainConfig, owners: np.ndarray, tables: np.ndarray, valid: tu
             optimizer.load_state_dict(state["optimizer"])
             rng.bit_generator.state = state["rng"]
             step, curve, seconds = state["step"], state["curve"], state["seconds"]
+            if average is not None:
+                average = [tensor.to(device) for tensor in state["average"]]
             log.info("resuming from %s at step %d", ckpt_path, step)
         else:
             log.warning("%s is from other params or data: starting afresh", ckpt_path)
@@ -220,6 +243,9 @@ def train(config: TrainConfig, owners: np.ndarray, tables: np.ndarray, valid: tu
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
+        if average is not None:
+            with torch.no_grad():
+                torch._foreach_lerp_(average, params, 1 - config.ema)
         step += 1
         loss_sum += loss.detach()
         loss_steps += 1
@@ -234,10 +260,12 @@ def train(config: TrainConfig, owners: np.ndarray, tables: np.ndarray, valid: tu
             checkpoint(ckpt_path, {
                 "run_key": run_key, "step": step, "curve": curve, "seconds": time.perf_counter() - started,
                 "model": model.state_dict(), "optimizer": optimizer.state_dict(), "rng": rng.bit_generator.state,
-                "model_config": vars(model_config),
+                "model_config": vars(model_config), "average": average,
             })
     bar.close()
-    return model.cpu().eval(), curve, time.perf_counter() - started
+    seconds = time.perf_counter() - started
+    weights = None if average is None else keep_better_weights(model, average, valid, config.head)
+    return model.cpu().eval(), curve, seconds, weights
 
 
 def evaluate(estimator: DDEstimator, owners: np.ndarray, tables: np.ndarray, symmetries: list[str]) -> dict:
@@ -258,6 +286,10 @@ def model_card(config: TrainConfig, data: dict, metrics: dict, num_params: int) 
         "", "## Params", "", f"- {num_params:,} parameters",
     ]
     lines += [f"- {k}: {v}" for k, v in asdict(config).items()]
+    weights = metrics.get("train", {}).get("weights")
+    if weights:
+        lines += [f"- weights kept: {weights['kept']} (valid exact: the last step's {weights['last']['valid_exact']:.4f}, "
+                  f"the average's {weights['averaged']['valid_exact']:.4f})"]
     lines += ["", "## Metrics", "", "| set | symmetries | deals | exact | within 1 | MAE | flip rate | NT exact |",
               "|---|---|---|---|---|---|---|---|"]
     for set_name in ("test", "oracle"):
@@ -296,7 +328,7 @@ def run(argv: list[str] | None = None) -> dict:
     data |= {name: int((names == name).sum()) for name in ("train", "valid", "test")}
     fingerprint = digest(ids[rows["train"]].tobytes() + tables[rows["train"]].tobytes())
 
-    model, curve, seconds = train(config, owners[rows["train"]], tables[rows["train"]],
+    model, curve, seconds, weights = train(config, owners[rows["train"]], tables[rows["train"]],
                                   (owners[rows["valid"]], tables[rows["valid"]]), out, fingerprint)
     save_atomic({"model_config": vars(model.config), "model": model.state_dict(), "params": asdict(config), "data": data},
                 out / FILE_OF["NN-DDA"])
@@ -304,6 +336,8 @@ def run(argv: list[str] | None = None) -> dict:
 
     metrics = {"schema_version": SCHEMA_VERSION, "data": data, "num_params": model.num_params(),
                "train": {"steps": config.steps, "seconds": seconds, "samples_per_s": config.steps * config.batch_size / seconds}}
+    if weights:
+        metrics["train"]["weights"] = weights
     if len(rows["test"]):
         metrics["test"] = evaluate(estimator, owners[rows["test"]], tables[rows["test"]], config.eval_symmetries)
     if args.oracle:
