@@ -74,6 +74,30 @@ def test_generations_play_the_loops_matches_and_continue_the_history(setup):
     assert not (setup / "eval2" / "_progress").exists()
 
 
+def test_the_generation_kept_is_the_best_at_the_table_that_kept_its_facit(setup):
+    measure(setup, 1)
+    second = measure(setup, 2)  # the history: generations 0, 1, 2
+    rows = json.loads((setup / "eval2" / "history.json").read_text())
+    assert [row["network"] for row in rows] == [f"bsm@{setup}/gen{number}" for number in range(3)]
+    best = max(rows, key=lambda row: row["vs_base"])
+    assert second["kept"]["generation"] == best["generation"] and second["kept"]["network"] == best["network"]
+
+
+@pytest.mark.parametrize("facit, kept", [
+    ([None, None, None], 2),  # no Facit: the best at the table
+    ([0.0, -1.5, -2.5], 1),  # generation 2 lost 2.5 points: not kept, though it wins at the table
+    ([0.0, -3.0, -2.5], 0),  # both lost more than 2 points: generation 0 stays
+    ([0.0, None, -2.0], 2),  # exactly 2 points lost is allowed
+])
+def test_kept_generation_leaves_out_who_lost_more_than_two_facit_points(facit, kept):
+    rows = [{"generation": g, "vs_base": imps, "facit_vs_base": points}
+            for g, (imps, points) in enumerate(zip([0.0, 0.3, 0.5], facit))]
+    assert generation.kept_generation(rows)["generation"] == kept
+    assert generation.kept_generation([{"generation": 1, "vs_base": None, "facit_vs_base": None}]) is None
+    tied = [{"generation": 0, "vs_base": 0.0, "facit_vs_base": None}, {"generation": 1, "vs_base": 0.0, "facit_vs_base": None}]
+    assert generation.kept_generation(tied)["generation"] == 0
+
+
 def test_a_match_scores_as_evaluates_team_match(setup):
     boards = load_boards(setup / "dd", 4)
     factory = AgentFactory(None, None, SearchConfig())

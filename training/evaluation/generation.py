@@ -19,9 +19,13 @@ its difference to `base`. With `--hours` (the training time behind the new netwo
 snapshot's), the row keeps it and the plot's x is training time wherever every row has one
 (generation 0, the starting network, is at 0 hours).
 
+The generation kept (`kept_generation`: the network the loop goes on from and would ship) is the
+best against generation 0 on the boards among those that lose at most FACIT_DRIFT points of the
+Facit problems to it: a network that wins at the table by forgetting how experts bid is not kept.
+
 Writes to --out:
   results.json  the matches (mean IMPs/board, SE, 95% interval, boards), the Facit totals and
-                paired intervals, the agents, checkpoints, boards and seed
+                paired intervals, the agents, checkpoints, boards and seed, and the generation kept
   history.json  --history's rows (the earlier generations) and this generation's row
   history.csv   the same rows, flat (DVC plots)
   history.png   IMPs/board against base and against the rule-based bidder with 95% intervals,
@@ -59,7 +63,8 @@ from .resume import Progress
 BASE, BEN, NEW, PREVIOUS, RULE = "base", "ben", "new", "previous", "rule"
 CSV_COLUMNS = ["generation", "vs_base", "vs_base_low", "vs_base_high", "vs_rule", "vs_rule_low", "vs_rule_high",
                "vs_previous", "vs_previous_low", "vs_previous_high", "vs_ben", "vs_ben_low", "vs_ben_high",
-               "facit_percent", "facit_vs_base", "facit_vs_base_low", "facit_vs_base_high", "hours"]
+               "facit_percent", "facit_vs_base", "facit_vs_base_low", "facit_vs_base_high", "hours", "network"]
+FACIT_DRIFT = 2.0  # points of the Facit problems a kept generation may lose to generation 0 (paired)
 
 
 def default_matches(agents: dict[str, str], first: bool) -> list[str]:
@@ -113,9 +118,9 @@ def facit_scores(agents: dict[str, str], files: list[str], factory: AgentFactory
 
 
 def history_row(generation: int, label: str, matches: dict[str, dict], scores: dict | None,
-                hours: float | None = None) -> dict:
-    """A generation's row: `label`'s IMPs/board against base, rule, previous and ben, its Facit, and
-    the training hours behind it (None: not given)."""
+                hours: float | None = None, network: str | None = None) -> dict:
+    """A generation's row: `label`'s IMPs/board against base, rule, previous and ben, its Facit, the
+    training hours behind it (None: not given) and its agent spec (`network`)."""
     row = {"generation": generation}
     for column, match in (("vs_base", f"{label}:{BASE}"), ("vs_rule", f"{label}:{RULE}"),
                           ("vs_previous", f"{label}:{PREVIOUS}"), ("vs_ben", f"{label}:{BEN}")):
@@ -132,7 +137,18 @@ def history_row(generation: int, label: str, matches: dict[str, dict], scores: d
     row["facit_vs_base"] = paired and paired["difference"]
     row["facit_vs_base_low"], row["facit_vs_base_high"] = (paired["low"], paired["high"]) if paired else (None, None)
     row["hours"] = hours
+    row["network"] = network
     return row
+
+
+def kept_generation(rows: list[dict]) -> dict | None:
+    """The row of the generation to keep: the best against generation 0 on the boards (vs_base)
+    among the rows that lose at most FACIT_DRIFT points of the Facit problems to it (a row without
+    Facit counts on the boards alone); ties go to the earlier generation. None: no row was
+    measured against generation 0."""
+    eligible = [row for row in rows if row.get("vs_base") is not None
+                and (row.get("facit_vs_base") is None or row["facit_vs_base"] >= -FACIT_DRIFT)]
+    return max(eligible, key=lambda row: row["vs_base"], default=None)
 
 
 def training_hours(rows: list[dict]) -> list[float] | None:
@@ -244,14 +260,17 @@ def run(argv: list[str] | None = None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     rows = [row for row in history if row["generation"] < args.generation]
     if not history and args.generation > 0 and BASE in agents:
-        rows.append(history_row(0, BASE, results, scores, 0.0 if args.hours is not None else None))
-    rows.append(history_row(args.generation, BASE if agents[NEW] == agents.get(BASE) else NEW, results, scores,
-                            args.hours))
+        rows.append(history_row(0, BASE, results, scores, 0.0 if args.hours is not None else None, agents[BASE]))
+    measured = BASE if agents[NEW] == agents.get(BASE) else NEW
+    rows.append(history_row(args.generation, measured, results, scores, args.hours, agents[measured]))
+    kept = kept_generation(rows)
     metrics = {
         "schema_version": SCHEMA_VERSION, "generation": args.generation, "agents": agents, "matches": results,
         "facit": scores, "boards": {"count": len(boards.deal_ids), "hash": boards.hash, "source": args.boards,
                                     "dd": args.dd},
         "checkpoints": factory.checkpoints, "search": asdict(search_config), "seed": args.seed,
+        "kept": kept and {key: kept.get(key) for key in ("generation", "network", "vs_base", "facit_vs_base")}
+        | {"facit_drift": FACIT_DRIFT},
         "seconds": time.perf_counter() - started,
     }
     (out / "results.json").write_text(json.dumps(metrics, indent=2) + "\n")
@@ -263,4 +282,6 @@ def run(argv: list[str] | None = None) -> dict:
               f" {result['boards']} boards")
     for label, totals in (scores or {}).get("totals", {}).items():
         print(f"{'facit ' + label:>16}: {totals['percent']:.1f}% of top awards, {totals['boards']} problems")
+    if kept:
+        print(f"{'kept':>16}: generation {kept['generation']} ({kept.get('network') or 'its network'})")
     return metrics
