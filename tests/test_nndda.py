@@ -195,7 +195,7 @@ def test_tiny_training_learns_the_toy_labels(trained):
     curve = (out / "plots" / "curve.csv").read_text().splitlines()
     assert curve[0].startswith("step,") and len(curve) == 1 + 3
     assert json.loads((out / "metrics.json").read_text())["test"]["rot"]["deals"] == test["deals"]
-    assert "| test | id |" in (out / "MODEL_CARD.md").read_text()
+    assert "| test | id |" in (out / "MODEL_CARD.md").read_text() and "- trained: 300 steps in " in (out / "MODEL_CARD.md").read_text()
     assert metrics["schema_version"] == SCHEMA_VERSION and f"schema_version: {SCHEMA_VERSION}" in (out / "MODEL_CARD.md").read_text()
 
 
