@@ -269,8 +269,8 @@ def run(argv: list[str] | None = None) -> dict:
         "facit": scores, "boards": {"count": len(boards.deal_ids), "hash": boards.hash, "source": args.boards,
                                     "dd": args.dd},
         "checkpoints": factory.checkpoints, "search": asdict(search_config), "seed": args.seed,
-        "kept": kept and {key: kept.get(key) for key in ("generation", "network", "vs_base", "facit_vs_base")}
-        | {"facit_drift": FACIT_DRIFT},
+        "kept": None if kept is None else {key: kept.get(key) for key in ("generation", "network", "vs_base", "facit_vs_base")}
+                                          | {"facit_drift": FACIT_DRIFT},
         "seconds": time.perf_counter() - started,
     }
     (out / "results.json").write_text(json.dumps(metrics, indent=2) + "\n")
