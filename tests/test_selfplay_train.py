@@ -15,7 +15,8 @@ from bridgeflow.cli import main
 from bridgeflow.dataset.schema import SELFPLAY_DECISIONS
 from bridgeflow.training.bidding import bsm_train
 from bridgeflow.training.bidding.bidder import Bidder
-from bridgeflow.training.bidding.bsm_data import HARD, SELFPLAY_SOURCE, UNTRAINED, load_corpus, selfplay_corpus
+from bridgeflow.training.bidding.bsm_data import (
+    HARD, SELFPLAY_SOURCE, UNTRAINED, gated_target, load_corpus, selfplay_corpus)
 from bridgeflow.training.bidding.bsm_model import BSM, losses
 from bsm_toy import write_toy_records
 from bridgeflow.training.search.monte_carlo import MonteCarloSearch, SearchConfig
@@ -72,6 +73,38 @@ def test_the_corpus_holds_the_recorded_targets_soft_the_imitation_hard_and_rule_
     batch = corpus.batch(ids)
     assert np.allclose(batch["target"][batch["trained"]].sum(axis=1), 1.0, atol=1e-5)
     assert selfplay_corpus(root / "decisions", imitation, 0.5, 0, tmp_path).folder == corpus.folder  # cached
+
+
+def test_the_gate_keeps_only_clear_evidence_of_the_search():
+    prior = [0.6, 0.3, 0.1]
+    q, se = [0.0, 0.4, 3.0], [0.5, 0.5, 0.5]  # the second call within noise, the third clearly better
+    target = np.array(prior) * np.exp(np.array(q) / 0.5)
+    target /= target.sum()
+    assert np.allclose(gated_target(prior, target, q, se, 0.0), target)  # no gate: as generated
+    assert np.allclose(gated_target(prior, target, None, None, 1.0), target)  # not searched
+    gated = gated_target(prior, target, q, se, 1.0)
+    assert np.isclose(gated.sum(), 1.0)
+    assert np.isclose(gated[1] / gated[0], 0.3 / 0.6)  # unclear: the prior's odds against the favourite
+    assert np.isclose(gated[2] / gated[0], target[2] / target[0])  # clear: the search's odds
+    assert np.allclose(gated_target(prior, target, q, se, 10.0), prior)  # nothing clear: the prior
+
+
+def test_a_gated_corpus_holds_the_gated_targets_under_its_own_key(setup, tmp_path):
+    root, _, rows = setup
+    imitation = load_corpus(root / "records", tmp_path)
+    ungated = selfplay_corpus(root / "decisions", imitation, 0.5, 0, tmp_path)
+    gated = selfplay_corpus(root / "decisions", imitation, 0.5, 0, tmp_path, gate=1.0)
+    assert gated.folder != ungated.folder and gated.meta["target_gate"] == 1.0
+    searched = [(row, t) for row, t in zip(rows, np.asarray(gated.target_row)) if row["actor"] == "bsm" and row["q"]]
+    assert searched
+    moved = 0
+    for row, target in searched:
+        expected = np.zeros(38)
+        stored = [np.float32(row[key]) for key in ("prior", "target", "q", "se")]  # as the decisions hold them
+        expected[row["candidates"]] = gated_target(*stored, 1.0)
+        assert np.allclose(gated.policy[target], expected, atol=1e-6)
+        moved += not np.allclose(expected[row["candidates"]], row["target"], atol=1e-6)
+    assert moved  # the toy search's Q differences include some within one se
 
 
 def test_soft_targets_are_cross_entropy_to_pi_prime_over_the_trained_points():

@@ -395,6 +395,9 @@ def run(argv: list[str] | None = None) -> dict:
                                            "pi'), mixed with the --records auctions")
     parser.add_argument("--imitation-fraction", type=float, default=0.3,
                         help="with --selfplay: share of the training auctions drawn from --records (0 <= f < 1)")
+    parser.add_argument("--target-gate", type=float, default=0.0,
+                        help="with --selfplay: keep the search's Q only where it differs from the network's favourite's "
+                             "by more than this many standard errors (0: every Q counts)")
     args = parser.parse_args(argv)
     cfg = params.parsed(args).loaded("bsm", load_config)
     if cfg.threads:
@@ -403,10 +406,13 @@ def run(argv: list[str] | None = None) -> dict:
     if args.selfplay:
         if not 0 <= args.imitation_fraction < 1:
             parser.error("--imitation-fraction must be in [0, 1)")
+        if args.target_gate < 0:
+            parser.error("--target-gate must be >= 0")
         existing(args.selfplay, "self-play decisions (--selfplay)")
     corpus = load_corpus(records, Path(args.cache))
     if args.selfplay:
-        corpus = selfplay_corpus(Path(args.selfplay), corpus, args.imitation_fraction, cfg.seed, Path(args.cache))
+        corpus = selfplay_corpus(Path(args.selfplay), corpus, args.imitation_fraction, cfg.seed, Path(args.cache),
+                                 args.target_gate)
     print(f"bsm: {corpus.meta['auctions']} auctions, {corpus.meta['decision_points']} decision points "
           f"({corpus.meta['auctions_by_split']}) from {records}")
     result = train(cfg, corpus, out, fresh=args.fresh, init=args.init)
