@@ -89,12 +89,24 @@ def test_the_gate_keeps_only_clear_evidence_of_the_search():
     assert np.allclose(gated_target(prior, target, q, se, 10.0), prior)  # nothing clear: the prior
 
 
+def test_confirm_trains_on_the_favourite_alone_where_the_search_clearly_agrees():
+    prior, se = [0.6, 0.3, 0.1], [0.5, 0.5, 0.5]
+    agrees, unclear = [2.0, 0.0, -1.0], [2.0, 1.5, -1.0]  # favourite ahead by 2 and 3 IMPs; by 0.5 over one
+    target = np.array([0.9, 0.08, 0.02])
+    assert np.allclose(gated_target(prior, target, agrees, se, 0.0, confirm=1.0), [1, 0, 0])
+    assert np.allclose(gated_target(prior, target, unclear, se, 0.0, confirm=1.0), target)  # one call too close
+    assert np.allclose(gated_target(prior, target, agrees, se, 0.0, confirm=5.0), target)  # not by 5 se
+    assert np.allclose(gated_target(prior, target, None, None, 0.0, confirm=1.0), target)  # not searched
+
+
 def test_a_gated_corpus_holds_the_gated_targets_under_its_own_key(setup, tmp_path):
     root, _, rows = setup
     imitation = load_corpus(root / "records", tmp_path)
     ungated = selfplay_corpus(root / "decisions", imitation, 0.5, 0, tmp_path)
     gated = selfplay_corpus(root / "decisions", imitation, 0.5, 0, tmp_path, gate=1.0)
     assert gated.folder != ungated.folder and gated.meta["target_gate"] == 1.0
+    confirmed = selfplay_corpus(root / "decisions", imitation, 0.5, 0, tmp_path, gate=1.0, confirm=1.0)
+    assert confirmed.folder not in (gated.folder, ungated.folder) and confirmed.meta["target_confirm"] == 1.0
     searched = [(row, t) for row, t in zip(rows, np.asarray(gated.target_row)) if row["actor"] == "bsm" and row["q"]]
     assert searched
     moved = 0

@@ -306,26 +306,34 @@ def load_corpus(records: Path, cache_root: Path) -> Corpus:
 # ------------------------------------------------------------------ self-play corpora
 
 def gated_target(prior: Sequence[float], target: Sequence[float], q: Sequence[float] | None,
-                 se: Sequence[float] | None, gate: float) -> np.ndarray:
+                 se: Sequence[float] | None, gate: float, confirm: float = 0.0) -> np.ndarray:
     """A searched decision's target with only the search's clear evidence kept: a candidate whose Q
     is within `gate` standard errors (sqrt(se^2 + se_ref^2)) of the Q of the network's favourite
     keeps the favourite's target/prior ratio, i.e. its prior share. An 8-deal search's noise (se
     ~0.5 IMPs) becomes a target ratio of exp(Q / T) all the same; ungated, that noise softens every
-    generation (docs/selfplay.md). gate 0 or an unsearched decision: `target` as generated."""
+    generation (docs/selfplay.md). `confirm` > 0: where the favourite's Q beats every other
+    candidate's by more than `confirm` standard errors, the target is the favourite alone (the
+    search confirms the network: its sureness is kept, tails included). Both 0, or an unsearched
+    decision: `target` as generated."""
     target = np.asarray(target, np.float64)
-    if gate <= 0 or q is None:
+    if (gate <= 0 and confirm <= 0) or q is None:
         return target
     prior, q, se = (np.asarray(x, np.float64) for x in (prior, q, se))
     ref = int(np.argmax(prior))
+    others = np.arange(len(q)) != ref
+    if confirm > 0 and (q[ref] - q[others] > confirm * np.hypot(se[others], se[ref])).all():
+        return (~others).astype(np.float64)
+    if gate <= 0:
+        return target
     clear = np.abs(q - q[ref]) > gate * np.hypot(se, se[ref])
     ratio = target / prior
     gated = prior * np.where(clear, ratio, ratio[ref])
     return gated / gated.sum()
 
 
-def _generated_auctions(decisions: Path, gate: float = 0.0) -> dict[str, np.ndarray]:
+def _generated_auctions(decisions: Path, gate: float = 0.0, confirm: float = 0.0) -> dict[str, np.ndarray]:
     """SELFPLAY_DECISIONS rows (one per call) -> per-auction arrays, the dense target of every
-    network call (gated by `gate`: `gated_target`) and each call's target row."""
+    network call (by `gated_target` with `gate` and `confirm`) and each call's target row."""
     files = record_files(decisions)
     for path in files:
         if "target" not in pq.read_schema(path).names:
@@ -341,8 +349,8 @@ def _generated_auctions(decisions: Path, gate: float = 0.0) -> dict[str, np.ndar
     policy = np.zeros((len(chosen), NUM_CALLS), np.float32)
     rows = np.repeat(np.arange(len(policy)), chosen["candidates"].list.len().to_numpy())
     targets = chosen["target"].to_list()
-    if gate > 0:
-        targets = [gated_target(*row, gate) for row in zip(chosen["prior"].to_list(), targets, chosen["q"].to_list(),
+    if gate > 0 or confirm > 0:
+        targets = [gated_target(*row, gate, confirm) for row in zip(chosen["prior"].to_list(), targets, chosen["q"].to_list(),
                                                             chosen["se"].to_list())]
     policy[rows, chosen["candidates"].explode().to_numpy().astype(np.int64)] = np.concatenate(targets)
     target_row = np.full(len(frame), UNTRAINED, np.int32)
@@ -356,23 +364,23 @@ def _generated_auctions(decisions: Path, gate: float = 0.0) -> dict[str, np.ndar
 
 
 def selfplay_corpus(decisions: Path, imitation: Corpus, fraction: float, seed: int, cache_root: Path,
-                    gate: float = 0.0) -> Corpus:
+                    gate: float = 0.0, confirm: float = 0.0) -> Corpus:
     """Generated auctions (`decisions`: the selfplay stage's folder of SELFPLAY_DECISIONS shards)
     with soft targets, plus imitation auctions with hard ones: a random share of its training
     auctions so that they make `fraction` of the training auctions, and all of its valid and test
     auctions (the held-out metrics measure how far meanings drift from the imitation). Cached
-    like `build_cache`, under a key of both inputs, the fraction, the seed and the target gate
-    (`gated_target`)."""
+    like `build_cache`, under a key of both inputs, the fraction, the seed and the target rules
+    (`gated_target`'s gate and confirm)."""
     decisions, cache_root = Path(decisions), Path(cache_root)
     files = record_files(decisions)
     if not files:
         raise InputError(f"self-play decisions {decisions}: no Parquet file in it")
-    gated = f"\0gate {gate}" if gate > 0 else ""  # ungated corpora keep their keys
+    gated = (f"\0gate {gate}" if gate > 0 else "") + (f"\0confirm {confirm}" if confirm > 0 else "")  # plain keys kept
     key = digest(f"{cache_key(files, decisions)}\0{imitation.folder.name}\0{fraction}\0{seed}{gated}".encode())
     folder = cache_root / f"selfplay-{key}"
     if (folder / "meta.json").exists():
         return Corpus.open(folder)
-    generated = _generated_auctions(decisions, gate)
+    generated = _generated_auctions(decisions, gate, confirm)
     train = np.flatnonzero(np.asarray(imitation.split) == 0)
     wanted = int(round(len(generated["length"]) * fraction / (1 - fraction)))
     picked = np.sort(np.random.default_rng(seed).permutation(train)[:wanted])
@@ -400,6 +408,6 @@ def selfplay_corpus(decisions: Path, imitation: Corpus, fraction: float, seed: i
         "auctions": len(length), "rejected_illegal": 0, "decision_points": int(len(arrays["calls"])), "sources": names,
         "bidders": imitation.meta["bidders"], "auctions_by_split": {name: int((arrays["split"] == i).sum()) for i, name in enumerate(SPLITS)},
         "generated_auctions": len(generated["length"]), "imitation_train_auctions": len(picked),
-        "imitation_fraction": fraction, "target_gate": gate,
+        "imitation_fraction": fraction, "target_gate": gate, "target_confirm": confirm,
     }
     return Corpus.open(write_cache(folder, arrays, meta))

@@ -398,6 +398,9 @@ def run(argv: list[str] | None = None) -> dict:
     parser.add_argument("--target-gate", type=float, default=0.0,
                         help="with --selfplay: keep the search's Q only where it differs from the network's favourite's "
                              "by more than this many standard errors (0: every Q counts)")
+    parser.add_argument("--target-confirm", type=float, default=0.0,
+                        help="with --selfplay: where the favourite's Q beats every other's by more than this many "
+                             "standard errors, train on the favourite alone (0: never)")
     args = parser.parse_args(argv)
     cfg = params.parsed(args).loaded("bsm", load_config)
     if cfg.threads:
@@ -406,13 +409,13 @@ def run(argv: list[str] | None = None) -> dict:
     if args.selfplay:
         if not 0 <= args.imitation_fraction < 1:
             parser.error("--imitation-fraction must be in [0, 1)")
-        if args.target_gate < 0:
-            parser.error("--target-gate must be >= 0")
+        if args.target_gate < 0 or args.target_confirm < 0:
+            parser.error("--target-gate and --target-confirm must be >= 0")
         existing(args.selfplay, "self-play decisions (--selfplay)")
     corpus = load_corpus(records, Path(args.cache))
     if args.selfplay:
         corpus = selfplay_corpus(Path(args.selfplay), corpus, args.imitation_fraction, cfg.seed, Path(args.cache),
-                                 args.target_gate)
+                                 args.target_gate, args.target_confirm)
     print(f"bsm: {corpus.meta['auctions']} auctions, {corpus.meta['decision_points']} decision points "
           f"({corpus.meta['auctions_by_split']}) from {records}")
     result = train(cfg, corpus, out, fresh=args.fresh, init=args.init)

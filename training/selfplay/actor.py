@@ -69,6 +69,7 @@ class SelfPlayConfig:
     train_warmup: int = 10
     train_anchor: float = 0.0  # train: bsm w_anchor, KL to the previous generation (0: none)
     train_gate: float = 0.0  # train: bsm --target-gate, the search's Q kept only beyond this many se (0: all)
+    train_confirm: float = 0.0  # train: bsm --target-confirm, the favourite alone where the search clearly agrees
     eval_dd: str = "data/dd"  # evaluate: the DD store with the exact tables of the boards
     eval_boards: str = "40"  # evaluate: a board-list file, or N = the store's first N test-split deals
     eval_seed: int = 0
