@@ -350,8 +350,8 @@ def _generated_auctions(decisions: Path, gate: float = 0.0, confirm: float = 0.0
     rows = np.repeat(np.arange(len(policy)), chosen["candidates"].list.len().to_numpy())
     targets = chosen["target"].to_list()
     if gate > 0 or confirm > 0:
-        targets = [gated_target(*row, gate, confirm) for row in zip(chosen["prior"].to_list(), targets, chosen["q"].to_list(),
-                                                            chosen["se"].to_list())]
+        searched = zip(chosen["prior"].to_list(), targets, chosen["q"].to_list(), chosen["se"].to_list())
+        targets = [gated_target(prior, target, q, se, gate, confirm) for prior, target, q, se in searched]
     policy[rows, chosen["candidates"].explode().to_numpy().astype(np.int64)] = np.concatenate(targets)
     target_row = np.full(len(frame), UNTRAINED, np.int32)
     target_row[network] = np.arange(len(policy))

@@ -290,7 +290,7 @@ def model_card(config: TrainConfig, data: dict, metrics: dict, num_params: int) 
     if trained:
         lines += [f"- trained: {trained['steps']:,} steps in {trained['seconds'] / 60:.0f} min "
                   f"({trained['samples_per_s']:,.0f} examples/s, {config.threads} threads on {config.device})"]
-    weights = trained and trained.get("weights")
+    weights = (trained or {}).get("weights")
     if weights:
         lines += [f"- weights kept: {weights['kept']} (valid exact: the last step's {weights['last']['valid_exact']:.4f}, "
                   f"the average's {weights['averaged']['valid_exact']:.4f})"]
