@@ -120,6 +120,20 @@ def test_a_near_certain_tempered_prior_skips_the_search():
     # tempered harder, the same prior is no longer near-certain: searched
     unsure = Actor(network, search, SelfPlayConfig(tempering=4.0, floor=0.0, skip_above=0.95))
     assert unsure.decide(list(range(13)), [], 0, 0, np.random.default_rng(0))["searched"] and search.searched == 1
+    # ... unless the test reads the network's own prior
+    own = Actor(network, search, SelfPlayConfig(tempering=4.0, floor=0.0, skip_above=0.95, skip_on="prior"))
+    assert own.decide(list(range(13)), [], 0, 0, np.random.default_rng(0))["skipped"] == NEAR_CERTAIN
+    assert search.searched == 1
+
+
+def test_the_skip_test_on_the_own_prior_still_searches_real_doubt():
+    network = FixedPrior({PASS: 0.9, ONE_NT: 0.1})
+    search = KnownQ({PASS: 0.0, ONE_NT: 10.0})
+    actor = Actor(network, search, SelfPlayConfig(tempering=1.0, floor=0.0, skip_above=0.95, skip_on="prior"))
+    row = actor.decide(list(range(13)), [], 0, 0, np.random.default_rng(0))
+    assert row["searched"] and search.searched == 1 and row["policy_best"] == ONE_NT
+    with pytest.raises(ValueError, match="skip_on"):
+        SelfPlayConfig(skip_on="posterior")
 
 
 def test_the_played_call_is_drawn_from_pi_prime():

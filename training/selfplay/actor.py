@@ -4,8 +4,9 @@ every network decision searched with the network as prior, sampler and rollout p
 recorded with the improved policy pi' it was drawn from (Lockhart et al., 3.3).
 
 At each network decision: the prior pi is tempered (`tempered_prior`: the shipped BSM is so
-sure of itself, call NLL 0.03, that pi' would stay pi); where the tempered prior's top call still
-has `skip_above` or more, the search is skipped and pi' is the tempered prior over the candidates;
+sure of itself, call NLL 0.03, that pi' would stay pi); where the top call has `skip_above` or more
+(of the tempered prior, or with `skip_on: prior` of the network's own), the search is skipped and pi'
+is the tempered prior over the candidates;
 else pi'(a) ~ pi(a) exp(Q(a) / T) with Q the search's mean IMPs and T = search.prior_temperature.
 The call played is drawn from pi'.
 
@@ -38,9 +39,10 @@ from bridgeflow.training.search.monte_carlo import MonteCarloSearch, improved_po
 from bridgeflow.training.search.sampling import categorical
 
 PARTNERS = ("self", "rule")
+SKIP_ON = ("tempered", "prior")
 # the selfplay params that decide the generated decisions (the rest are the loop's other steps')
-GENERATE_KEYS = ("base", "nndda", "deals", "seed", "partner", "tempering", "floor", "skip_above", "search",
-                 "boards_per_task")
+GENERATE_KEYS = ("base", "nndda", "deals", "seed", "partner", "tempering", "floor", "skip_above", "skip_on",
+                 "search", "boards_per_task")
 NETWORK_SEATS = {"self": (0, 1, 2, 3), "rule": (0, 1)}  # N and E: each with the rule bidder as partner
 NEAR_CERTAIN = "near_certain"
 
@@ -58,7 +60,8 @@ class SelfPlayConfig:
     partner: str = "self"  # self: the network in all four seats | rule: the rule bidder partners it (compatible)
     tempering: float = 3.0  # the prior of the soft update is pi^(1 / tempering), renormalised
     floor: float = 0.02  # ... mixed with this much of the uniform over the legal calls
-    skip_above: float = 0.95  # no search where the tempered prior's top call has at least this
+    skip_above: float = 0.95  # no search where the top call has at least this ...
+    skip_on: str = "tempered"  # ... of the tempered prior | prior: of the network's own (untempered)
     search: dict = field(default_factory=dict)  # overrides of the `search:` section while generating
     boards_per_task: int = 4  # boards per unit of work (and of resumption)
     workers: int = 2  # generate: local worker processes
@@ -78,6 +81,8 @@ class SelfPlayConfig:
     def __post_init__(self):
         if self.partner not in PARTNERS:
             raise ValueError(f"selfplay.partner must be one of {PARTNERS}, not {self.partner!r}")
+        if self.skip_on not in SKIP_ON:
+            raise ValueError(f"selfplay.skip_on must be one of {SKIP_ON}, not {self.skip_on!r}")
         if self.tempering <= 0 or not 0 <= self.floor < 1 or not 0 < self.skip_above <= 1:
             raise ValueError("selfplay: tempering > 0, 0 <= floor < 1, 0 < skip_above <= 1")
         if not 0 <= self.imitation_fraction < 1:
@@ -134,7 +139,8 @@ class Actor:
         candidates = self.search.candidates(tempered)
         q = se = None
         samples, skipped = 0, None
-        if tempered.max() >= cfg.skip_above:
+        sureness = prior if cfg.skip_on == "prior" else tempered
+        if sureness.max() >= cfg.skip_above:
             skipped = NEAR_CERTAIN
         else:
             result = self.search.search(hand, auction, dealer, vul, prior=tempered)
