@@ -112,13 +112,13 @@ def test_a_searched_decision_records_pi_prime_of_the_tempered_prior_and_q():
 def test_a_near_certain_tempered_prior_skips_the_search():
     network = FixedPrior({PASS: 0.999, ONE_NT: 0.001})
     search = KnownQ({PASS: 0.0, ONE_NT: 10.0})
-    sure = Actor(network, search, SelfPlayConfig(tempering=1.0, floor=0.0, skip_above=0.95))
+    sure = Actor(network, search, SelfPlayConfig(tempering=1.0, floor=0.0, skip_above=0.95, skip_on="tempered"))
     row = sure.decide(list(range(13)), [], 0, 0, np.random.default_rng(0))
     assert (row["searched"], row["skipped"], search.searched, row["q"]) == (False, NEAR_CERTAIN, 0, None)
     assert np.allclose(row["policy"], [0.999, 0.001]) and row["policy_best"] == PASS
     assert np.allclose(row["target"], [0.999, 0.001])
     # tempered harder, the same prior is no longer near-certain: searched
-    unsure = Actor(network, search, SelfPlayConfig(tempering=4.0, floor=0.0, skip_above=0.95))
+    unsure = Actor(network, search, SelfPlayConfig(tempering=4.0, floor=0.0, skip_above=0.95, skip_on="tempered"))
     assert unsure.decide(list(range(13)), [], 0, 0, np.random.default_rng(0))["searched"] and search.searched == 1
     # ... unless the test reads the network's own prior
     own = Actor(network, search, SelfPlayConfig(tempering=4.0, floor=0.0, skip_above=0.95, skip_on="prior"))

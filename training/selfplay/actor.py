@@ -4,8 +4,8 @@ every network decision searched with the network as prior, sampler and rollout p
 recorded with the improved policy pi' it was drawn from (Lockhart et al., 3.3).
 
 At each network decision: the prior pi is tempered (`tempered_prior`: the shipped BSM is so
-sure of itself, call NLL 0.03, that pi' would stay pi); where the top call has `skip_above` or more
-(of the tempered prior, or with `skip_on: prior` of the network's own), the search is skipped and pi'
+sure of itself, call NLL 0.03, that pi' would stay pi); where the network's own top call has
+`skip_above` or more (with `skip_on: tempered`, the tempered prior's), the search is skipped and pi'
 is the tempered prior over the candidates;
 else pi'(a) ~ pi(a) exp(Q(a) / T) with Q the search's mean IMPs and T = search.prior_temperature.
 The call played is drawn from pi'.
@@ -61,7 +61,7 @@ class SelfPlayConfig:
     tempering: float = 3.0  # the prior of the soft update is pi^(1 / tempering), renormalised
     floor: float = 0.02  # ... mixed with this much of the uniform over the legal calls
     skip_above: float = 0.95  # no search where the top call has at least this ...
-    skip_on: str = "tempered"  # ... of the tempered prior | prior: of the network's own (untempered)
+    skip_on: str = "prior"  # ... of the network's own prior | tempered: of the tempered prior
     search: dict = field(default_factory=dict)  # overrides of the `search:` section while generating
     boards_per_task: int = 4  # boards per unit of work (and of resumption)
     workers: int = 2  # generate: local worker processes
