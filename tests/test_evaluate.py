@@ -347,7 +347,7 @@ def test_metrics_report_how_often_the_sampler_fell_back(store, models, tmp_path)
     first call falls back (and plays the BSM's call); an opening fits (nothing to fit). The search
     opens at one table of each of the 3 boards."""
     sets = ["matches=[search:rule, bsm:rule]", "search.samples=2", "search.oversample=1", "search.candidates=topk",
-            "search.topk=2", "search.min_call_prob=1.0", "search.resample=0", "search.relax=0"]
+            "search.topk=2", "search.min_prior=0", "search.min_call_prob=1.0", "search.resample=0", "search.relax=0"]
     metrics = ev.run(eval_argv(store, models, tmp_path / "out", *sets))
     match = metrics["matches"]["search:rule"]
     decisions = match["time_per_decision"]["search"]["decisions"]

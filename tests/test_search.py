@@ -30,8 +30,9 @@ from bridgeflow.training.search.sampling import call_log_likelihoods, categorica
 
 torch.set_num_threads(1)
 HAND = parse_pbn_hand("K843.Q92.A75.J64")
-# The BSM paper's search: a fixed top k, no last look, no second round of sampling (the defaults add them).
-PLAIN = dict(candidates="topk", last_look=False, resample=0, relax=0)
+# The BSM paper's search: a fixed top k, every one searched, no last look, no second round of sampling,
+# the log prior (the defaults add or change them).
+PLAIN = dict(candidates="topk", min_prior=0.0, last_look=False, resample=0, relax=0, prior="log")
 
 
 def calls(text: str) -> list[int]:
@@ -151,6 +152,19 @@ def test_search_chooses_by_mean_imps_and_prior_and_reports_evidence(bidder, temp
     assert search_module.call_name(result.call) in result.format()
 
 
+@pytest.mark.parametrize("weight", [0.0, 3.0, 1e6])
+def test_the_linear_prior_chooses_by_mean_imps_plus_weight_times_prior(bidder, weight):
+    cfg = SearchConfig(samples=6, oversample=2, **PLAIN | {"prior": "linear", "prior_weight": weight}, topk=3)
+    search = MonteCarloSearch(bidder, EstimatedDD(DDEstimator(NNDDA(NNDDAConfig(hidden=16, layers=1)))), cfg)
+    prior = bidder.next_call(HAND, calls("1H P"), 0, 0)
+    result = search.search(HAND, calls("1H P"), 0, 0, prior=prior)  # our side alone has bid: prior_weight
+    assert result.call == max(result.candidates, key=lambda c: c.mean_imps + weight * c.prior).call
+    if weight == 1e6:
+        assert result.call == result.prior_call
+    if weight == 0.0:
+        assert result.call == max(result.candidates, key=lambda c: c.mean_imps).call
+
+
 def test_prior_temperature_pulls_towards_the_bsm(bidder):
     cfg = SearchConfig(samples=4, oversample=1, **PLAIN | {"topk": 4}, prior_temperature=1e6)
     search = MonteCarloSearch(bidder, FixedTables(np.full((4, 5), 9)), cfg)
@@ -210,7 +224,7 @@ def test_bid_command_prints_the_evidence(bidder, tmp_path, capsys):
     torch.save({"model_config": vars(nndda.config), "model": nndda.state_dict()}, tmp_path / "nndda.pt")
     argv = ["--hand", "K843.Q92.A75.J64", "--auction", "1H P", "--dealer", "N", "--vul", "none",
             "--bsm", str(tmp_path), "--nndda", str(tmp_path), "--params", os.devnull,
-            "--set", "samples=3", "--set", "oversample=2"]
+            "--set", "samples=3", "--set", "oversample=2", "--set", "min_prior=0"]  # untrained: every call < 0.05
     result = search_module.run(argv)
     out = capsys.readouterr().out
     assert "S to call, dealer N" in out and f"call: {search_module.call_name(result.call)}" in out
@@ -290,7 +304,7 @@ def test_the_stateful_rollout_makes_the_step_by_step_auctions(arch, rollout, wit
 
 def test_candidates_by_mass_cover_the_prior_with_at_least_two_and_at_most_the_cap(bidder):
     search = MonteCarloSearch(bidder, FixedTables(np.zeros((4, 5))), SearchConfig(candidates="mass", mass=0.9,
-                                                                                    max_candidates=4))
+                                                                                    max_candidates=4, min_prior=0))
     prior = np.zeros(38)
     prior[[0, 5, 7, 9, 11, 13]] = [0.5, 0.3, 0.15, 0.03, 0.01, 0.01]
     assert search.candidates(prior).tolist() == [0, 5, 7]  # 0.5 + 0.3 < 0.9 <= 0.95
@@ -298,10 +312,43 @@ def test_candidates_by_mass_cover_the_prior_with_at_least_two_and_at_most_the_ca
     assert search.candidates(prior).tolist() == [0, 5]  # 0.97 covers it alone: still two
     prior[[0, 5, 7, 9, 11, 13]] = 1 / 6
     assert search.candidates(prior).tolist() == [0, 5, 7, 9]  # flat: the cap
-    search.config = SearchConfig(candidates="mass", mass=1.0)
+    search.config = SearchConfig(candidates="mass", mass=1.0, min_prior=0)
     assert search.candidates(prior).tolist() == [0, 5, 7, 9, 11, 13]  # mass 1: every legal call (up to the cap of 8)
     with pytest.raises(ValueError, match="mass"):
         SearchConfig(candidates="mass", mass=0.0)
+
+
+@pytest.mark.parametrize("mode", ["mass", "topk"])
+def test_min_prior_drops_the_unlikely_candidates_but_never_the_bsm_call(bidder, mode):
+    search = MonteCarloSearch(bidder, FixedTables(np.zeros((4, 5))),
+                              SearchConfig(candidates=mode, mass=0.99, topk=4, min_prior=0.05))
+    prior = np.zeros(38)
+    prior[[0, 5, 7, 9, 11]] = [0.5, 0.3, 0.15, 0.04, 0.01]
+    assert search.candidates(prior).tolist() == [0, 5, 7]  # 0.04 and 0.01 fall under 0.05
+    prior[[0, 5, 7, 9, 11]] = [0.2, 0.2, 0.2, 0.2, 0.2]
+    search.config = SearchConfig(candidates=mode, mass=0.99, topk=4, min_prior=0.5)
+    assert search.candidates(prior).tolist() == [0]  # none reaches 0.5: the BSM's call alone
+    search.config = SearchConfig(candidates="all", min_prior=0.5)
+    assert search.candidates(prior).tolist() == [0, 5, 7, 9, 11]  # all: every legal call, however unlikely
+    with pytest.raises(ValueError, match="min_prior"):
+        SearchConfig(min_prior=1.0)
+
+
+def test_the_prior_bonus_is_log_or_linear_and_linear_trusts_the_bsm_less_once_they_have_bid():
+    prior = np.array([0.6, 0.3, 0.1])
+    log = SearchConfig(prior="log", prior_temperature=2.0)
+    assert search_module.prior_bonus(log, prior, "competitive") == pytest.approx(2.0 * np.log(prior))
+    linear = SearchConfig(prior="linear", prior_weight=8.0, prior_weight_contested=2.4)
+    for kind, weight in [("opening", 8.0), ("uncontested", 8.0), ("defending", 2.4), ("competitive", 2.4)]:
+        assert search_module.prior_bonus(linear, prior, kind) == pytest.approx(weight * prior)
+    with pytest.raises(ValueError, match="search.prior must be one of"):
+        SearchConfig(prior="softmax")
+
+
+def test_one_candidate_left_plays_the_bsm_call_without_sampling(bidder):
+    config = SearchConfig(samples=4, oversample=1, **PLAIN | {"min_prior": 0.999})  # untrained: no call is that sure
+    result = MonteCarloSearch(bidder, FixedTables(np.full((4, 5), 7)), config).search(HAND, calls("1H P"), 0, 0)
+    assert result.call == result.prior_call and result.generated == 0 and result.fallback == "one candidate call"
 
 
 def test_the_last_look_adds_the_cheapest_bid_of_each_strain_and_the_double_when_pass_may_end_it(bidder):

@@ -59,7 +59,7 @@ class FixedPrior:
 class KnownQ(MonteCarloSearch):
     """A search stub: mean IMPs from a table per candidate call; counts its searches."""
 
-    def __init__(self, q: dict[int, float], config: SearchConfig = SearchConfig(topk=3, prior_temperature=2.0)):
+    def __init__(self, q: dict[int, float], config: SearchConfig = SearchConfig(topk=3, min_prior=0.0)):  # as selfplay.search
         super().__init__(None, FixedTables(), config)
         self.q, self.searched = q, 0
 

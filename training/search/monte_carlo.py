@@ -19,9 +19,11 @@ IMPs against a datum per deal:
 - `best`: the best other candidate on that deal (IMPs lost to hindsight);
 - `prior`: the BSM's own first choice (how much the search gains over the raw policy).
 
-The call chosen maximises mean IMPs + prior_temperature * log P_BSM(call): 0 replaces the prior
-(BSM paper), > 0 is DeepMind's soft update pi'(a) ~ pi(a) exp(Q(a) / T) (`improved_policy`, the
-self-play target). Every candidate's mean IMPs, standard error, number of deals and
+The call chosen maximises mean IMPs plus a bonus for the BSM's belief in it: by default BEN's,
+prior_weight x P_BSM(call) (smaller once the opponents have bid); or prior_temperature x log
+P_BSM(call) (`prior: log`): 0 replaces the prior (BSM paper), > 0 is DeepMind's soft update
+pi'(a) ~ pi(a) exp(Q(a) / T) (`improved_policy`, the self-play target). Calls the BSM gives less
+than `min_prior` are not searched (BEN's threshold). Every candidate's mean IMPs, standard error, number of deals and
 final-contract distribution come back as evidence. A caller may give the prior (self-play gives a
 tempered one, `tempered_prior`) and a second BSM for the partner's calls in sampling and rollouts
 (DeepMind's "compatible" setting: the partner's own policy, not the searcher's). With `last_look`,
@@ -80,6 +82,7 @@ class SearchConfig:
     topk: int = 3
     mass: float = 0.99  # candidates=mass: the likeliest calls until they hold this share of the prior (at least 2)
     max_candidates: int = 8  # candidates=mass: at most this many
+    min_prior: float = 0.05  # calls the BSM gives less than this are no candidates (BEN: 0.10 .. 0.03); one left: no search
     last_look: bool = True  # our Pass may be our last call: compare the cheapest bid of each strain and X/XX too
     last_look_prior: float = 0.05  # their prior counts as at least this in the choice (lower: a rescue needs more IMPs)
     rollout: str = "greedy"  # greedy | sample: the BSM's calls in the rollouts
@@ -87,12 +90,16 @@ class SearchConfig:
     nndda_scores: str = "expected"  # dd=nndda: argmax (the score of the likeliest trick count) | expected (over its distribution)
     exact_top: int = 0  # dd=nndda: rescore this many best candidates with exact DDS on the same deals (0: none)
     imps_vs: str = "mean"  # mean | best | prior: the datum each candidate's score is IMPed against
-    prior_temperature: float = 2.0  # IMPs per nat of log P_BSM(call) (soft update); 0 = the search replaces the prior
+    prior_temperature: float = 2.0  # IMPs per nat of log P_BSM(call) (prior=log, and self-play's soft update); 0: none
+    prior: str = "linear"  # log: prior_temperature x log P | linear: prior_weight x P (BEN's bonus for the network's calls)
+    prior_weight: float = 8.0  # prior=linear: IMPs for a sure call when only our side has bid (BEN: 200 points / 25)
+    prior_weight_contested: float = 2.4  # prior=linear: the same once they have bid (BEN: 60 points / 25)
     seed: int = 0
 
     def __post_init__(self):
         choices = {"selection": SELECTIONS, "candidates": ("topk", "all", "mass"), "rollout": ("greedy", "sample"),
-                   "dd": ("nndda", "dds"), "nndda_scores": ("argmax", "expected"), "imps_vs": ("mean", "best", "prior")}
+                   "dd": ("nndda", "dds"), "nndda_scores": ("argmax", "expected"), "imps_vs": ("mean", "best", "prior"),
+                   "prior": ("log", "linear")}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"search.{name} must be one of {allowed}, not {getattr(self, name)!r}")
@@ -100,6 +107,8 @@ class SearchConfig:
             raise ValueError("search: samples, oversample, topk >= 1 and 0 < gamma <= 1")
         if not 0 < self.mass <= 1 or self.max_candidates < 2 or not 0 < self.last_look_prior <= 1:
             raise ValueError("search: 0 < mass <= 1, max_candidates >= 2 and 0 < last_look_prior <= 1")
+        if not 0 <= self.min_prior < 1:
+            raise ValueError(f"search.min_prior must be in [0, 1), not {self.min_prior}")
         if min(self.resample, self.relax, self.exact_top) < 0 or self.exact_top == 1:
             raise ValueError("search: resample, relax >= 0; exact_top 0 (none) or >= 2 (the candidates compared exactly)")
 
@@ -238,17 +247,20 @@ class MonteCarloSearch:
         self.rng = np.random.default_rng(seed)
 
     def candidates(self, prior: np.ndarray) -> np.ndarray:
-        """Calls to evaluate, likeliest first: all legal calls, the top k by prior, or the likeliest
-        until they hold `mass` of the prior (at least 2, at most max_candidates)."""
+        """Calls to evaluate, likeliest first: all legal calls, or the top k by prior, or the likeliest
+        until they hold `mass` of the prior (at least 2, at most max_candidates), of these the BSM's
+        own call and those it gives at least `min_prior`."""
         cfg = self.config
         legal = np.flatnonzero(prior > 0)
         order = legal[np.argsort(-prior[legal], kind="stable")]
         if cfg.candidates == "all":
             return order
         if cfg.candidates == "topk":
-            return order[:cfg.topk]
-        covered = np.cumsum(prior[order]) >= cfg.mass * prior[order].sum() * (1 - 1e-9)
-        return order[:min(max(int(np.argmax(covered)) + 1, 2), cfg.max_candidates)]
+            order = order[:cfg.topk]
+        else:
+            covered = np.cumsum(prior[order]) >= cfg.mass * prior[order].sum() * (1 - 1e-9)
+            order = order[:min(max(int(np.argmax(covered)) + 1, 2), cfg.max_candidates)]
+        return order[(prior[order] >= cfg.min_prior) | (np.arange(len(order)) == 0)]
 
     def rollout(self, owners: np.ndarray, auction: Sequence[int], dealer: int, vul: int,
                 first_calls: Sequence[int]) -> AuctionBatch:
@@ -370,7 +382,8 @@ class MonteCarloSearch:
                       dict(Counter(labels[i]).most_common()), last_look=bool(call in added))
             for i, call in enumerate(calls)
         ]
-        value = imps.mean(axis=1) + cfg.prior_temperature * np.log(choice_prior)
+        bonus = prior_bonus(cfg, choice_prior, position_kind(auction, dealer))
+        value = imps.mean(axis=1) + bonus
         if cfg.exact_top and cfg.dd == "nndda":  # NN-DDA screens, exact DDS decides between the finalists
             finalists = np.sort(np.argsort(-value, kind="stable")[:cfg.exact_top])  # likeliest first, as calls
             # Where every finalist reaches one contract their scores are equal, whatever the tricks
@@ -385,9 +398,17 @@ class MonteCarloSearch:
             for i, exact_imps in zip(finalists, exact):
                 candidates[i].exact_imps = float(exact_imps)
             value = np.full(len(calls), -np.inf)
-            value[finalists] = exact + cfg.prior_temperature * np.log(choice_prior[finalists])
+            value[finalists] = exact + bonus[finalists]
         best = int(calls[int(np.argmax(value))])  # ties: the likelier call (argmax takes the first)
         return done(best, candidates, k, None, sampled)
+
+
+def prior_bonus(cfg: SearchConfig, prior: np.ndarray, kind: str) -> np.ndarray:
+    """IMPs added to each candidate's mean IMPs for the BSM's belief in it: `prior_temperature` x
+    log P (the soft update), or BEN's bonus, linear in P and larger while only our side has bid."""
+    if cfg.prior == "log":
+        return cfg.prior_temperature * np.log(prior)
+    return (cfg.prior_weight if kind in ("opening", "uncontested") else cfg.prior_weight_contested) * prior
 
 
 def position_kind(auction: Sequence[int], dealer: int) -> str:
