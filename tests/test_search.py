@@ -348,7 +348,9 @@ def test_the_prior_bonus_is_log_or_linear_and_linear_trusts_the_bsm_less_once_th
 def test_one_candidate_left_plays_the_bsm_call_without_sampling(bidder):
     config = SearchConfig(samples=4, oversample=1, **PLAIN | {"min_prior": 0.999})  # untrained: no call is that sure
     result = MonteCarloSearch(bidder, FixedTables(np.full((4, 5), 7)), config).search(HAND, calls("1H P"), 0, 0)
-    assert result.call == result.prior_call and result.generated == 0 and result.fallback == "one candidate call"
+    assert result.call == result.prior_call and result.generated == 0
+    assert result.fallback.startswith("one candidate call (every other call under min_prior 0.999)")
+    assert "no deals sampled" in result.format()
 
 
 def test_the_last_look_adds_the_cheapest_bid_of_each_strain_and_the_double_when_pass_may_end_it(bidder):

@@ -174,7 +174,7 @@ class SearchResult:
     def format(self) -> str:
         lines = [f"call: {call_name(self.call)}   (BSM alone: {call_name(self.prior_call)})",
                  f"deals: {self.samples} rolled out; {self.fitting} of {self.generated} sampled fit the auction;"
-                 f" {self.seconds * 1000:.0f} ms"]
+                 f" {self.seconds * 1000:.0f} ms" if self.generated else f"no deals sampled; {self.seconds * 1000:.0f} ms"]
         if self.sampler_fell_back:
             lines.append(f"sampler fallback: {self.unfitting} of the deals kept do not fit the auction")
         if self.relaxed:
@@ -365,7 +365,9 @@ class MonteCarloSearch:
                                 time.perf_counter() - started, relaxed, position_kind(auction, dealer))
 
         if len(calls) == 1:
-            return done(prior_call, [], 0, "one candidate call")
+            runner_up = np.sort(prior)[-2]
+            cut = f" (every other call under min_prior {cfg.min_prior:g})" if 0 < runner_up < cfg.min_prior else ""
+            return done(prior_call, [], 0, "one candidate call" + cut)
         sampled = sample_deals(self.bidder, hand, auction, dealer, vul, cfg.samples, self.rng, cfg.oversample,
                                cfg.gamma, cfg.selection, cfg.min_call_prob, self.partner, cfg.resample, cfg.relax)
         if sampled.fitting < cfg.min_fitting:
