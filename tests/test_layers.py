@@ -220,7 +220,7 @@ def test_installed_it_works_from_another_folder(wheel, tmp_path, shared_dir):
     lost = bridgeflow("bid", *position)
     assert lost.returncode == 2 and "Traceback" not in lost.stderr
     assert lost.stderr.strip().splitlines()[-1].startswith("bridgeflow bid: error: no BSM given") and HOME_VARIABLE in lost.stderr
-    found = bridgeflow("bid", *position, **{HOME_VARIABLE: str(REPO)})
+    found = bridgeflow("bid", *position, "--set", "min_prior=0", **{HOME_VARIABLE: str(REPO)})  # search even a sure call
     assert found.returncode == 0, found.stderr
     assert str(site_packages) in subprocess.run([venv / "bin" / "python", "-c", "import bridgeflow; print(bridgeflow.__file__)"],
                                                 cwd=elsewhere, capture_output=True, text=True, env=environment).stdout
