@@ -23,8 +23,8 @@ The call chosen maximises mean IMPs plus a bonus for the BSM's belief in it: by 
 prior_weight x P_BSM(call) (smaller once the opponents have bid); or prior_temperature x log
 P_BSM(call) (`prior: log`): 0 replaces the prior (BSM paper), > 0 is DeepMind's soft update
 pi'(a) ~ pi(a) exp(Q(a) / T) (`improved_policy`, the self-play target). Calls the BSM gives less
-than `min_prior` are not searched (BEN's threshold). Every candidate's mean IMPs, standard error, number of deals and
-final-contract distribution come back as evidence. A caller may give the prior (self-play gives a
+than `min_prior` are not searched (BEN's threshold). Every candidate's mean IMPs, standard error,
+number of deals and final-contract distribution come back as evidence. A caller may give the prior (self-play gives a
 tempered one, `tempered_prior`) and a second BSM for the partner's calls in sampling and rollouts
 (DeepMind's "compatible" setting: the partner's own policy, not the searcher's). With `last_look`,
 when Pass could be our last call the cheapest bid of each strain and X/XX are compared too (as
