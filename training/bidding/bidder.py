@@ -18,6 +18,7 @@ from bridgeflow.dataset.auction import auction_status
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.training.model_files import load_model_state, model_file
 
+from . import keycards
 from .bsm_data import encode
 from .bsm_model import BSM, OTHERS, BSMConfig
 
@@ -34,12 +35,16 @@ class Beliefs:
 
 
 class Bidder:
-    def __init__(self, model: BSM, device: str = "cpu"):
+    """`keycards`: answers to 4NT and the asker's next call by rule (keycards.py), the network's
+    call probabilities everywhere else."""
+
+    def __init__(self, model: BSM, device: str = "cpu", keycards: bool = True):
         self.model = model.to(device).eval()
         self.device = device
+        self.keycards = keycards
 
     @classmethod
-    def load(cls, path: str | Path, device: str = "cpu") -> "Bidder":
+    def load(cls, path: str | Path, device: str = "cpu", keycards: bool = True) -> "Bidder":
         """`path`: a training out folder (reads model.pt) or a model.pt / ckpt.pt file."""
         path = model_file(path, "BSM")
         saved, _ = load_model_state(path, "BSM")
@@ -48,7 +53,7 @@ class Bidder:
             model.load_state_dict(saved["model"])
         except (TypeError, RuntimeError) as error:  # another model's file, or weights of another shape
             raise InputError(f"BSM {path}: not a BSM model file ({str(error).splitlines()[0][:200]})") from None
-        return cls(model.to(device), device)
+        return cls(model.to(device), device, keycards)
 
     @torch.inference_mode()
     def predict(self, hands, auctions: Sequence[Sequence[int]], dealer, vul) -> dict[str, np.ndarray]:
@@ -80,8 +85,9 @@ class Bidder:
         batch = encode(hand, (dealer + length) % 4, dealer, vul, calls, decision, self.model.config.arch == "mlp")
         tensors = {k: torch.from_numpy(v).to(self.device) for k, v in batch.items() if k not in ("row", "position")}
         out = self.model(tensors)
+        call = out["call"].softmax(-1).cpu().numpy()
         return {
-            "call": out["call"].softmax(-1).cpu().numpy(),
+            "call": keycards.apply(call, hand, auctions) if self.keycards else call,
             "partner_hcp": out["hcp"].softmax(-1).cpu().numpy(),
             "suit_lengths": out["lengths"].softmax(-1).cpu().numpy(),
             "cards": out["cards"].softmax(-1).cpu().numpy(),
@@ -120,7 +126,7 @@ class CallStreams:
     @torch.inference_mode()
     def __init__(self, bidder: Bidder, hands: np.ndarray, seats: np.ndarray, dealer: int, vul: int,
                  prefix: Sequence[int]):
-        self.model, self.device, self.dealer = bidder.model, bidder.device, dealer
+        self.model, self.device, self.dealer, self.keycards = bidder.model, bidder.device, dealer, bidder.keycards
         size = len(hands)
         self.seats = np.asarray(seats, np.int64)
         calls = np.tile(np.append(np.asarray(prefix, np.int16), -1).astype(np.int16), (size, 1))  # step t reads call t-1
@@ -162,7 +168,8 @@ class CallStreams:
         index = torch.from_numpy(rows).to(self.device)
         h = torch.cat([self.model.drop(self.last[index]), self.static[index]], dim=1)
         out = self.model.heads(h, {"mine": self.mine[index], "legal": torch.from_numpy(legal).to(self.device)})
-        return out["call"].softmax(-1).cpu().numpy()
+        probs = out["call"].softmax(-1).cpu().numpy()
+        return keycards.apply(probs, self.mine[index].cpu().numpy(), calls) if self.keycards else probs
 
 
 class ReplayStreams:

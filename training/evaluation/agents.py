@@ -135,7 +135,7 @@ class AgentFactory:
     def bidder(self, path: str | Path | None) -> Bidder:
         file = model_file(path or shipped_model("BSM", "--bsm"), "BSM")
         if file not in self.bidders:
-            self.bidders[file] = Bidder.load(self.loaded(file))
+            self.bidders[file] = Bidder.load(self.loaded(file), keycards=self.search_config.keycards)
         return self.bidders[file]
 
     def make(self, spec: str) -> Agent:

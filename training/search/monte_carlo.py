@@ -94,6 +94,7 @@ class SearchConfig:
     prior: str = "linear"  # log: prior_temperature x log P | linear: prior_weight x P (BEN's bonus for the network's calls)
     prior_weight: float = 8.0  # prior=linear: IMPs for a sure call when only our side has bid (BEN: 200 points / 25)
     prior_weight_contested: float = 2.4  # prior=linear: the same once they have bid (BEN: 60 points / 25)
+    keycards: bool = True  # BSM-based agents (bsm, search): 4NT's answers and the asker's next call by rule (keycards.py)
     seed: int = 0
 
     def __post_init__(self):
@@ -463,7 +464,7 @@ def run(argv: list[str] | None = None) -> SearchResult:
         parser.error(str(error))
     hand, auction, dealer, vul, state = (decision.hand, decision.auction, decision.dealer, decision.vulnerability,
                                          decision.state)
-    bidder = Bidder.load(args.bsm or shipped_model("BSM", "--bsm"))
+    bidder = Bidder.load(args.bsm or shipped_model("BSM", "--bsm"), keycards=config.keycards)
     scorer = load_scorer(config.dd, args.nndda)
     try:
         result = MonteCarloSearch(bidder, scorer, config).search(hand, auction, dealer, vul)

@@ -35,11 +35,13 @@ import numpy as np
 import torch
 
 from bridgeflow.dataset.encodings import CARD_HCP
+from bridgeflow.training.bidding import keycards
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.bidding.bsm_data import encode
 
 HONOUR = np.tile(np.arange(13) >= 9, 4)  # J, Q, K, A of each suit
 SELECTIONS = ("top", "proportional")
+KEYCARD_MISMATCH = 1e-6  # P of a keycard call the rule would not make with that hand: no deal it is in fits
 _CLIP = 8.0  # |log-odds| bound: keeps the conditional-Bernoulli sums finite in float64
 
 
@@ -230,6 +232,13 @@ def _seat_log_likelihoods(bidder: Bidder, owners: np.ndarray, auction: Sequence[
         logp = bidder.model(tensors)["call"].log_softmax(-1).cpu().numpy()
         row, position = batch["row"], batch["position"]
         out[row, position] = logp[np.arange(len(row)), calls[row, position]]
+        if bidder.keycards:  # a keycard answer or sign-off by rule: it tells the deals apart exactly
+            for t in np.flatnonzero(callers[:last] == seat):
+                if keycards.situation(auction[:t]) is None:
+                    continue
+                for i in np.flatnonzero(position == t):
+                    probs = keycards.ruled(np.exp(logp[i]), owners[row[i]] == seat, list(auction[:t]))
+                    out[row[i], t] = np.log(max(float(probs[auction[t]]), KEYCARD_MISMATCH))
     return out
 
 

@@ -1,0 +1,117 @@
+"""Keycard Blackwood by rule (training/bidding/keycards.py): the answers, the asker's sign-off, and
+that every BSM-based consumer (next_call, the rollouts' streams, the sampler's likelihoods) sees it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from bridgeflow.dataset.encodings import NUM_CALLS, call_name, parse_auction, parse_call, parse_pbn_hand
+from bridgeflow.training.bidding import keycards
+from bridgeflow.training.bidding.bidder import Bidder
+from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
+from bridgeflow.training.search.sampling import KEYCARD_MISMATCH, call_log_likelihoods
+
+torch.set_num_threads(1)
+
+
+def hand(pbn: str) -> np.ndarray:
+    cards = np.zeros(52, bool)
+    cards[parse_pbn_hand(pbn)] = True
+    return cards
+
+
+def flat() -> np.ndarray:
+    return np.full(NUM_CALLS, 1.0 / NUM_CALLS)
+
+
+def best(probs: np.ndarray) -> str:
+    return call_name(int(np.argmax(probs)))
+
+
+@pytest.fixture(scope="module")
+def bidder() -> Bidder:
+    torch.manual_seed(0)
+    return Bidder(BSM(BSMConfig(hidden=16, layers=1, embed=8, dropout=0.0)))
+
+
+@pytest.mark.parametrize("text, side, trump", [
+    ("1S P 3S P", 0, 3),                  # raised
+    ("P P 1S P 2C P 3H P 4S P", 0, 3),    # dealer N passes: S opens, N raises at his second turn
+    ("1D P 1H P 2H P", 0, 2),             # the latest suit both bid
+    ("1C P 1S P 2S P 3D P", 0, 3),        # diamonds bid by one partner only: still spades
+    ("1C P 1S P 2S P 3C P", 0, 0),        # clubs bid by both, the later: clubs
+    ("1NT P 2NT P", 0, None),             # no suit: 4NT is quantitative
+    ("1S 2H 3S 4H", 1, 2),                # their side's hearts
+    ("1S 2H 3S 4H", 0, 3),
+])
+def test_agreed_trump_is_a_suit_both_partners_bid(text, side, trump):
+    assert keycards.agreed_trump(parse_auction(text), side) == trump
+
+
+@pytest.mark.parametrize("cards, answer", [
+    ("Q8652.T872.K8.96", "5D"),    # 0
+    ("Q8652.T872.K8.A6", "5C"),    # 1
+    ("K8652.T872.A8.96", "5H"),    # 2 without the queen
+    ("KQ652.T872.A8.96", "5S"),    # 2 with it
+    ("K8652.AT87.A8.96", "5D"),    # 3
+    ("K8652.AT87.A8.A6", "5C"),    # 4
+])
+def test_the_answer_to_4nt_counts_the_keycards(cards, answer):
+    assert best(keycards.ruled(flat(), hand(cards), parse_auction("1S P 3S P 4NT P"))) == answer
+
+
+def test_the_rules_leave_other_auctions_alone():
+    probs = flat()
+    for text in ("1NT P 4NT P",              # quantitative: no suit agreed
+                 "1S P 3S P 4NT X",          # interference over 4NT
+                 "1S P 3S P 4NT P 5C 5D",    # over the answer
+                 "1S P 3S P 4S P"):
+        assert keycards.ruled(probs, hand("AKQJ4.KQ3.A2.K32"), parse_auction(text)) is probs
+
+
+def test_the_asker_signs_off_when_two_keycards_are_missing():
+    asker = hand("AKQJ4.KQ3.A2.K32")  # SA SK DA: 3 keycards and the queen
+    after = lambda answer: keycards.ruled(flat(), asker, parse_auction(f"1S P 3S P 4NT P {answer} P"))
+    assert best(after("5D")) == "5S"  # 0 (3 would make 6 of 5)
+    one_missing = after("5C")  # 1: small slam allowed, no grand, no 5NT
+    assert one_missing[[parse_call(c) for c in ("7S", "7NT", "5NT")]].sum() == 0
+    assert one_missing[parse_call("6S")] > 0 and np.isclose(one_missing.sum(), 1)
+    np.testing.assert_array_equal(after("5H"), flat())  # 2: all five, the network decides
+    weak = hand("AT542.KQ3.Q2.K32")  # SA only
+    assert best(keycards.ruled(flat(), weak, parse_auction("1S P 3S P 4NT P 5S P"))) == "P"  # 5S is the sign-off
+    clubs = keycards.ruled(flat(), hand("A.KQ3.Q2.QJT86532"), parse_auction("1C P 3C P 4NT P 5H P"))
+    assert best(clubs) == "6C"  # SA + 2 without the queen: 5C is below the answer, six is the sign-off
+    void = keycards.ruled(flat(), hand("KQT4.AKT4..AJ964"), parse_auction("1C P 3C P 4NT P 5C P"))
+    assert void[parse_call("6C")] > 0 and void[parse_call("7C")] == 0  # CA HA + 1, but the DA may be no loser
+
+
+def test_the_asker_rules_out_only_what_both_counts_allow():
+    # 2 keycards (SA CA) and 5D: partner has 0 (three missing) or 3 (none missing): no rule.
+    probs = keycards.ruled(flat(), hand("AQJ94.K.KQ97.AT8"), parse_auction("P P 1S P 2C P 3H P 4S P 4NT P 5D P"))
+    np.testing.assert_array_equal(probs, flat())
+    # 5H: 2 without the queen; the asker lacks it too: one keycard and the queen missing, sign off.
+    probs = keycards.ruled(flat(), hand("AJT94.K.KQ97.AT8"), parse_auction("P P 1S P 2C P 3H P 4S P 4NT P 5H P"))
+    assert best(probs) == "5S"
+
+
+def test_bidder_streams_and_sampler_play_the_rule(bidder):
+    auction = parse_auction("1S P 3S P 4NT P")
+    two = parse_pbn_hand("K8652.T872.A8.96")
+    ruled = bidder.next_call(two, auction, 0, 0)
+    assert best(ruled) == "5H" and ruled.max() == 1.0
+    assert not Bidder(bidder.model, keycards=False).next_call(two, auction, 0, 0).max() == 1.0
+    # The rollouts' streams answer as next_call does.
+    mine = hand("K8652.T872.A8.96")[None]
+    streams = bidder.streams(mine, np.array([2]), 0, 0, auction)
+    legal = ruled > 0
+    np.testing.assert_allclose(streams.call_probs(np.array([0]), np.array([auction], np.int16), legal[None])[0], ruled)
+    # The sampler: a deal whose N hand would not have answered 5H does not fit.
+    owners = np.zeros((2, 52), np.int8)  # S (seat 2) answers; N, E, W hold the rest
+    for deal, south in enumerate([two, parse_pbn_hand("Q8652.T872.K8.A6")]):  # 5H; 5C
+        others = [c for c in range(52) if c not in south]
+        owners[deal, south] = 2
+        owners[deal, others[:13]], owners[deal, others[13:26]], owners[deal, others[26:]] = 0, 1, 3
+    logp = call_log_likelihoods(bidder, owners, auction + [parse_call("5H"), 0], 0, 0, 0)
+    assert logp[0, 6] == 0.0 and logp[1, 6] == pytest.approx(np.log(KEYCARD_MISMATCH))

@@ -1,0 +1,133 @@
+"""Roman Key Card Blackwood (1430) by rule, on top of a BSM's call probabilities.
+
+The BSMs learned 4NT but not its answers: asked for keycards, the shipped network answers 5D with
+0, 1 or 2 of them, and the asker bids the slam whatever the answer (docs/search.md, "Keycards").
+So 4NT carried no information, the search's deals could not be told apart by it, and its rollouts
+scored 4NT as a blind jump to slam. Here both halves are played by rule, for every BSM-based
+bidder (the `bsm` and `search` agents, the search's rollouts and its deal sampler):
+
+- the answer to partner's 4NT with a trump suit agreed: 5C = 1 or 4 keycards (the four aces and
+  the trump king), 5D = 0 or 3, 5H = 2 without the trump queen, 5S = 2 with it (5 count as 2);
+- the asker's next call: two or more keycards missing, sign off (five of the trump suit, or pass
+  the answer when it is that contract); one missing and the trump queen too, sign off; one missing,
+  no grand slam and no 5NT; none missing: the network's call. When the answer leaves two counts
+  possible (0 or 3, 1 or 4), only what both allow is ruled out; a void in the asker's hand counts
+  one keycard fewer missing (the ace of that suit is no loser).
+
+A 4NT is a keycard ask when the asker's side has bid one suit by both partners (the trump suit:
+the latest such), and the answer and the sign-off come after passes; anything else (4NT over a
+notrump bid, interference, no suit agreed) is left to the network."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from bridgeflow.dataset.encodings import NUM_CALLS, PASS, bid_index, card_index
+
+FOUR_NT = bid_index(4, 4)
+ANSWERS = [bid_index(5, strain) for strain in range(4)]  # 5C 5D 5H 5S
+GRAND_AND_5NT = np.array([bid_index(7, strain) for strain in range(5)] + [bid_index(5, 4)])
+ACES = np.array([card_index(suit, 12) for suit in range(4)])
+
+
+def agreed_trump(calls: Sequence[int], side: int) -> int | None:
+    """The suit (0..3) both partners of `side` (the parity of their positions) have bid, the latest
+    if several; None when they have agreed none."""
+    bidders: dict[int, set[int]] = {}
+    latest: dict[int, int] = {}
+    for position in range(side, len(calls), 2):
+        call = int(calls[position])
+        if call >= 3 and (call - 3) % 5 < 4:
+            suit = (call - 3) % 5
+            bidders.setdefault(suit, set()).add(position % 4)
+            latest[suit] = position
+    agreed = [suit for suit, seats in bidders.items() if len(seats) == 2]
+    return max(agreed, key=latest.__getitem__) if agreed else None
+
+
+def keycards(hand: np.ndarray, trump: int) -> tuple[int, bool]:
+    """(keycards held, the trump queen held) of a bool[52] hand."""
+    return int(hand[ACES].sum() + hand[card_index(trump, 11)]), bool(hand[card_index(trump, 10)])
+
+
+def answer(held: int, queen: bool) -> int:
+    """The 1430 answer to 4NT."""
+    if held % 3 == 2:
+        return ANSWERS[3] if queen else ANSWERS[2]
+    return ANSWERS[0] if held % 3 == 1 else ANSWERS[1]
+
+
+def partner_counts(answered: int, held: int) -> list[int]:
+    """The keycard counts partner's `answered` call can mean, given the asker's own `held`."""
+    shown = {ANSWERS[0]: (1, 4), ANSWERS[1]: (0, 3), ANSWERS[2]: (2, 5), ANSWERS[3]: (2, 5)}[answered]
+    return [count for count in shown if count + held <= 5] or [min(shown)]
+
+
+def situation(calls: Sequence[int]) -> tuple[str, int] | None:
+    """("answer", trump) when the caller's partner just asked for keycards, ("ask", trump) when the
+    caller asked and partner answered; None otherwise. `calls`: the auction so far."""
+    n = len(calls)
+    if n >= 2 and calls[n - 2] == FOUR_NT and calls[n - 1] == PASS:
+        trump = agreed_trump(calls[:n - 2], n % 2)
+        return None if trump is None else ("answer", trump)
+    if (n >= 4 and calls[n - 4] == FOUR_NT and calls[n - 3] == PASS and calls[n - 2] in ANSWERS
+            and calls[n - 1] == PASS):
+        trump = agreed_trump(calls[:n - 4], n % 2)
+        return None if trump is None else ("ask", trump)
+    return None
+
+
+def ruled(probs: np.ndarray, hand: np.ndarray, calls: Sequence[int]) -> np.ndarray:
+    """`probs` (float[38], the network's next call) with the keycard rules applied for the player
+    holding `hand` (bool[52]) after `calls`; unchanged outside a keycard sequence."""
+    found = situation(calls)
+    if found is None:
+        return probs
+    kind, trump = found
+    held, queen = keycards(hand, trump)
+    if kind == "answer":
+        return _only(answer(held, queen))
+    answered = int(calls[-2])
+    counts = partner_counts(answered, held)
+    fewest_missing = 5 - held - max(counts)  # the answer may mean two counts: what both allow
+    if (hand.reshape(4, 13).sum(axis=1) == 0).any():  # a void: one missing ace may be in it, no loser
+        fewest_missing -= 1
+    queen_missing = not queen and answered == ANSWERS[2]
+    if fewest_missing >= 2 or (fewest_missing == 1 and queen_missing):
+        sign_off = bid_index(5, trump)
+        return _only(sign_off if sign_off > answered else PASS if sign_off == answered else bid_index(6, trump))
+    if fewest_missing == 0:
+        return probs
+    kept = probs.copy()
+    kept[GRAND_AND_5NT] = 0.0
+    total = kept.sum()
+    return kept / total if total > 0 else _only(bid_index(6, trump))
+
+
+def _only(call: int) -> np.ndarray:
+    out = np.zeros(NUM_CALLS, np.float32)
+    out[call] = 1.0
+    return out
+
+
+def apply(probs: np.ndarray, hands: np.ndarray, auctions: Sequence[Sequence[int]] | np.ndarray) -> np.ndarray:
+    """Batched `ruled`: probs float[B, 38], hands bool[B, 52], B auctions (lists, or the rows of an
+    int array of one length). Rows outside a keycard sequence are returned as they are."""
+    if isinstance(auctions, np.ndarray):  # the search's rollouts: thousands of rows, few to look at
+        width = auctions.shape[1]
+        asked = np.zeros(len(auctions), bool)
+        for back in (2, 4):
+            if width >= back:
+                asked |= auctions[:, width - back] == FOUR_NT
+        rows = np.flatnonzero(asked)
+    else:
+        rows = [row for row, calls in enumerate(auctions) if FOUR_NT in calls[-4:]]
+    out = probs
+    for row in rows:
+        changed = ruled(probs[row], hands[row], [int(c) for c in auctions[row]])
+        if changed is not probs[row]:
+            out = out.copy() if out is probs else out
+            out[row] = changed
+    return out
