@@ -115,3 +115,15 @@ def test_bidder_streams_and_sampler_play_the_rule(bidder):
         owners[deal, others[:13]], owners[deal, others[13:26]], owners[deal, others[26:]] = 0, 1, 3
     logp = call_log_likelihoods(bidder, owners, auction + [parse_call("5H"), 0], 0, 0, 0)
     assert logp[0, 6] == 0.0 and logp[1, 6] == pytest.approx(np.log(KEYCARD_MISMATCH))
+
+
+def test_one_keycard_and_the_queen_unknown_asks_for_the_queen():
+    asker = hand("AK652.KQ3.A2.432")  # SA SK DA, no SQ
+    asked = "1S P 3S P 4NT P 5C P"    # 1: one missing, the queen unknown
+    assert best(keycards.ruled(flat(), asker, parse_auction(asked))) == "5D"
+    for responder, reply in (("QT43.A54.K54.K65", "6S"), ("JT43.A54.K54.K65", "5S"), ("JT843.A54.K54.K6", "6S")):
+        assert best(keycards.ruled(flat(), hand(responder), parse_auction(asked + " 5D P"))) == reply
+        assert best(keycards.ruled(flat(), asker, parse_auction(asked + f" 5D P {reply} P"))) == "P"
+    # Hearts, 4 keycards and 5D (0): the next step would be 5S, above five hearts: no queen ask.
+    hearts = keycards.ruled(flat(), hand("A2.AK652.A2.432"), parse_auction("1H P 3H P 4NT P 5D P"))
+    assert hearts[parse_call("5S")] > 0 and hearts[parse_call("7H")] == 0

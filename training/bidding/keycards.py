@@ -9,10 +9,13 @@ bidder (the `bsm` and `search` agents, the search's rollouts and its deal sample
 - the answer to partner's 4NT with a trump suit agreed: 5C = 1 or 4 keycards (the four aces and
   the trump king), 5D = 0 or 3, 5H = 2 without the trump queen, 5S = 2 with it (5 count as 2);
 - the asker's next call: two or more keycards missing, sign off (five of the trump suit, or pass
-  the answer when it is that contract); one missing and the trump queen too, sign off; one missing,
-  no grand slam and no 5NT; none missing: the network's call. When the answer leaves two counts
-  possible (0 or 3, 1 or 4), only what both allow is ruled out; a void in the asker's hand counts
-  one keycard fewer missing (the ace of that suit is no loser).
+  the answer when it is that contract); one missing and the trump queen too, sign off; one missing
+  and the queen unknown (5C or 5D answered), ask for it with the next step that is not the trump
+  suit, when five of the trump suit is still above it: partner bids six with the queen or five
+  trumps, five otherwise, and the asker passes; otherwise one missing, no grand slam and no 5NT; none missing:
+  the network's call. When the answer leaves two counts possible (0 or 3, 1 or 4), only what both
+  allow is ruled out; a void in the asker's hand counts one keycard fewer missing (the ace of that
+  suit is no loser).
 
 A 4NT is a keycard ask when the asker's side has bid one suit by both partners (the trump suit:
 the latest such), and the answer and the sign-off come after passes; anything else (4NT over a
@@ -65,17 +68,30 @@ def partner_counts(answered: int, held: int) -> list[int]:
     return [count for count in shown if count + held <= 5] or [min(shown)]
 
 
+def queen_ask(answered: int, trump: int) -> int | None:
+    """The step over a 5C/5D answer that asks for the trump queen (the next strain but the trump
+    suit), or None when five of the trump suit would not be left above it."""
+    step = answered + 1 + (answered + 1 == bid_index(5, trump))
+    return step if step < bid_index(5, trump) else None
+
+
 def situation(calls: Sequence[int]) -> tuple[str, int] | None:
-    """("answer", trump) when the caller's partner just asked for keycards, ("ask", trump) when the
-    caller asked and partner answered; None otherwise. `calls`: the auction so far."""
+    """(kind, trump) of the caller's call in a keycard sequence, kind one of "answer" (partner just
+    asked), "ask" (partner answered the caller's 4NT), "queen" (partner asked for the trump queen
+    after the caller's answer), "placed" (partner answered the caller's queen ask); None outside
+    one. `calls`: the auction so far."""
     n = len(calls)
-    if n >= 2 and calls[n - 2] == FOUR_NT and calls[n - 1] == PASS:
-        trump = agreed_trump(calls[:n - 2], n % 2)
-        return None if trump is None else ("answer", trump)
-    if (n >= 4 and calls[n - 4] == FOUR_NT and calls[n - 3] == PASS and calls[n - 2] in ANSWERS
-            and calls[n - 1] == PASS):
-        trump = agreed_trump(calls[:n - 4], n % 2)
-        return None if trump is None else ("ask", trump)
+    for back, kind in ((2, "answer"), (4, "ask"), (6, "queen"), (8, "placed")):
+        if n < back or calls[n - back] != FOUR_NT or any(calls[n - k] != PASS for k in range(1, back, 2)):
+            continue
+        trump = agreed_trump(calls[:n - back], n % 2)
+        if trump is None or (back > 2 and calls[n - back + 2] not in ANSWERS):
+            return None
+        if back > 4 and calls[n - back + 4] != queen_ask(calls[n - back + 2], trump):
+            return None
+        if back > 6 and calls[n - 2] not in (bid_index(5, trump), bid_index(6, trump)):
+            return None
+        return kind, trump
     return None
 
 
@@ -89,6 +105,10 @@ def ruled(probs: np.ndarray, hand: np.ndarray, calls: Sequence[int]) -> np.ndarr
     held, queen = keycards(hand, trump)
     if kind == "answer":
         return _only(answer(held, queen))
+    if kind == "queen":  # five trumps count as the queen: with ten, the ace and king drop it 78% of the time
+        return _only(bid_index(6 if queen or hand[13 * trump:13 * trump + 13].sum() >= 5 else 5, trump))
+    if kind == "placed":
+        return _only(PASS)
     answered = int(calls[-2])
     counts = partner_counts(answered, held)
     fewest_missing = 5 - held - max(counts)  # the answer may mean two counts: what both allow
@@ -100,6 +120,9 @@ def ruled(probs: np.ndarray, hand: np.ndarray, calls: Sequence[int]) -> np.ndarr
         return _only(sign_off if sign_off > answered else PASS if sign_off == answered else bid_index(6, trump))
     if fewest_missing == 0:
         return probs
+    step = queen_ask(answered, trump) if answered in ANSWERS[:2] else None
+    if not queen and len(counts) == 1 and step is not None:
+        return _only(step)
     kept = probs.copy()
     kept[GRAND_AND_5NT] = 0.0
     total = kept.sum()
@@ -118,12 +141,12 @@ def apply(probs: np.ndarray, hands: np.ndarray, auctions: Sequence[Sequence[int]
     if isinstance(auctions, np.ndarray):  # the search's rollouts: thousands of rows, few to look at
         width = auctions.shape[1]
         asked = np.zeros(len(auctions), bool)
-        for back in (2, 4):
+        for back in (2, 4, 6, 8):
             if width >= back:
                 asked |= auctions[:, width - back] == FOUR_NT
         rows = np.flatnonzero(asked)
     else:
-        rows = [row for row, calls in enumerate(auctions) if FOUR_NT in calls[-4:]]
+        rows = [row for row, calls in enumerate(auctions) if FOUR_NT in calls[-8:]]
     out = probs
     for row in rows:
         changed = ruled(probs[row], hands[row], [int(c) for c in auctions[row]])
