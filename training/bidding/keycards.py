@@ -1,7 +1,8 @@
 """Roman Key Card Blackwood (1430) by rule, on top of a BSM's call probabilities.
 
 The BSMs learned 4NT but not its answers: asked for keycards, the shipped network answers 5D with
-0, 1 or 2 of them, and the asker bids the slam whatever the answer (docs/search.md, "Keycards").
+0, 1 or 2 of them, and the asker bids the slam whatever the answer (docs/search.md, "Keycards by
+rule").
 So 4NT carried no information, the search's deals could not be told apart by it, and its rollouts
 scored 4NT as a blind jump to slam. Here both halves are played by rule, for every BSM-based
 bidder (the `bsm` and `search` agents, the search's rollouts and its deal sampler):
@@ -12,10 +13,10 @@ bidder (the `bsm` and `search` agents, the search's rollouts and its deal sample
   the answer when it is that contract); one missing and the trump queen too, sign off; one missing
   and the queen unknown (5C or 5D answered), ask for it with the next step that is not the trump
   suit, when five of the trump suit is still above it: partner bids six with the queen or five
-  trumps, five otherwise, and the asker passes; otherwise one missing, no grand slam and no 5NT; none missing:
-  the network's call. When the answer leaves two counts possible (0 or 3, 1 or 4), only what both
-  allow is ruled out; a void in the asker's hand counts one keycard fewer missing (the ace of that
-  suit is no loser).
+  trumps, five otherwise, and the asker passes; otherwise one missing, no grand slam and no 5NT;
+  none missing: the network's call. When the answer leaves two counts possible (0 or 3, 1 or 4),
+  only what both allow is ruled out; a void in the asker's hand counts one keycard fewer missing
+  (the ace of that suit is no loser).
 
 A 4NT is a keycard ask when the asker's side has bid one suit by both partners (the trump suit:
 the latest such), and the answer and the sign-off come after passes; anything else (4NT over a
@@ -27,7 +28,7 @@ from typing import Sequence
 
 import numpy as np
 
-from bridgeflow.dataset.encodings import NUM_CALLS, PASS, bid_index, card_index
+from bridgeflow.dataset.encodings import NUM_CALLS, PASS, bid_index, bid_strain, card_index, is_bid
 
 FOUR_NT = bid_index(4, 4)
 ANSWERS = [bid_index(5, strain) for strain in range(4)]  # 5C 5D 5H 5S
@@ -42,8 +43,8 @@ def agreed_trump(calls: Sequence[int], side: int) -> int | None:
     latest: dict[int, int] = {}
     for position in range(side, len(calls), 2):
         call = int(calls[position])
-        if call >= 3 and (call - 3) % 5 < 4:
-            suit = (call - 3) % 5
+        if is_bid(call) and bid_strain(call) < 4:
+            suit = bid_strain(call)
             bidders.setdefault(suit, set()).add(position % 4)
             latest[suit] = position
     agreed = [suit for suit, seats in bidders.items() if len(seats) == 2]
@@ -106,7 +107,8 @@ def ruled(probs: np.ndarray, hand: np.ndarray, calls: Sequence[int]) -> np.ndarr
     if kind == "answer":
         return _only(answer(held, queen))
     if kind == "queen":  # five trumps count as the queen: with ten, the ace and king drop it 78% of the time
-        return _only(bid_index(6 if queen or hand[13 * trump:13 * trump + 13].sum() >= 5 else 5, trump))
+        trumps = int(hand.reshape(4, 13)[trump].sum())
+        return _only(bid_index(6 if queen or trumps >= 5 else 5, trump))
     if kind == "placed":
         return _only(PASS)
     answered = int(calls[-2])
