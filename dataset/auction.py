@@ -242,6 +242,19 @@ class AuctionBatch:
         self.length = self.length + made
         self.calls.append(call)
 
+    def where(self, mask: np.ndarray, other: "AuctionBatch") -> "AuctionBatch":
+        """Row i of `other` where mask[i], else row i of this batch (both of one size and dealer):
+        a rollout's auctions with some rows replaced by other finished auctions."""
+        out = AuctionBatch(self.dealer, len(mask))
+        for name in ("length", "last_bid", "last_bidder", "doubled", "passes", "first_namer"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            setattr(out, name, np.where(mask.reshape(-1, *[1] * (mine.ndim - 1)), theirs, mine))
+        none = np.full(len(mask), -1, np.int16)  # no call: rows of different lengths line up
+        steps = max(len(self.calls), len(other.calls))
+        padded = [calls + [none] * (steps - len(calls)) for calls in (self.calls, other.calls)]
+        out.calls = [np.where(mask, theirs, mine) for mine, theirs in zip(*padded)]
+        return out
+
     def auction(self, row: int) -> list[int]:
         """The calls of one row, in order."""
         return [int(step[row]) for step in self.calls if step[row] >= 0]

@@ -171,3 +171,14 @@ def test_an_auction_batch_follows_auction_state_row_by_row(games):
         expected = (0, 0, 0, 0) if contract is None else (contract.level, contract.strain, contract.doubled, contract.declarer)
         assert (level[row], strain[row], doubled[row], declarer[row]) == expected
         assert batch.auction(row) == state.calls
+
+
+def test_where_takes_each_row_from_one_batch_or_the_other():
+    """Rows of different lengths mix: each keeps its calls, state and contract."""
+    short = AuctionBatch.replay(0, [parse_call(c) for c in "1H X XX P P P".split()], 3)
+    long = AuctionBatch.replay(0, [parse_call(c) for c in "1H X XX 2C P P 2H X P P P".split()], 3)
+    mixed = long.where(np.array([False, True, False]), short)
+    assert [mixed.auction(row) for row in range(3)] == [long.auction(0), short.auction(0), long.auction(0)]
+    assert [c.tolist() for c in mixed.contracts()] == [[2, 1, 2], [2, 2, 2], [1, 2, 1], [0, 0, 0]]  # 2HX, 1HXX, 2HX by N
+    assert mixed.finished.all() and mixed.length.tolist() == [11, 6, 11]
+    assert mixed.where(np.ones(3, bool), long).auction(1) == long.auction(1)

@@ -442,3 +442,30 @@ def test_the_search_reports_its_position_kind_and_relaxed_calls(bidder):
     result = MonteCarloSearch(bidder, FixedTables(np.full((4, 5), 7)), config).search(HAND, calls("1H 1S"), 0, 0)
     assert result.position == "competitive" and result.relaxed == 2  # untrained: no deal explains 0.999
     assert "2 least likely earlier calls left out" in result.format()
+
+
+def test_a_redouble_scores_the_worse_of_its_rollout_and_the_contract_left_in(bidder):
+    """Deal by deal, our XX's auction becomes 1HXX passed out where that scores worse for us than
+    its rollout (the opponents may always sit); other candidates and deals keep their rollouts; in
+    `search` the knob turns it on and off."""
+    auction, hand = calls("1H X"), list(np.flatnonzero(random_owner(5, 0) == 2))  # S, whose partner opened
+    owners = sample_deals(bidder, hand, auction, 0, 0, 16, np.random.default_rng(5)).owners
+    table = np.array([[7, 7, 6, 0, 6], [4, 4, 4, 4, 4]] * 2)  # 1HXX by N one down: -400, 6S by N -600
+    search = MonteCarloSearch(bidder, FixedTables(table), SearchConfig(**PLAIN))
+    first = np.array([parse_call("P"), parse_call("XX")])
+    rolled = search.rollout(owners, auction, 0, 0, first)
+    kept = search.redouble_left_in(rolled, owners, auction, 0, 0, 1)
+    before, after = search.scores(rolled, owners, 0, 2), search.scores(kept, owners, 0, 2)
+    left_in = score_ns(1, 2, 2, 0, 0, table[0, 2])
+    assert (before[1] < left_in).any() and (before[1] > left_in).any()  # both cases occur
+    assert after[0].tolist() == before[0].tolist() and after[1].tolist() == np.minimum(before[1], left_in).tolist()
+    for deal in range(len(owners)):
+        row = len(owners) + deal
+        assert kept.auction(deal) == rolled.auction(deal)
+        assert kept.auction(row) == (rolled.auction(row) if before[1, deal] <= left_in else calls("1H X XX P P P"))
+    prior = np.zeros(38)
+    prior[first] = [0.5, 0.5]
+    on, off = (MonteCarloSearch(bidder, FixedTables(table), SearchConfig(samples=16, **PLAIN, left_in=left)).search(
+        hand, auction, 0, 0, prior) for left in (True, False))
+    assert on.candidates[0].mean_score == off.candidates[0].mean_score and on.candidates[1].mean_score < off.candidates[1].mean_score
+    assert on.candidates[1].contracts.get("1HXX-N", 0) > off.candidates[1].contracts.get("1HXX-N", 0)

@@ -28,7 +28,9 @@ number of deals and final-contract distribution come back as evidence. A caller 
 tempered one, `tempered_prior`) and a second BSM for the partner's calls in sampling and rollouts
 (DeepMind's "compatible" setting: the partner's own policy, not the searcher's). With `last_look`,
 when Pass could be our last call the cheapest bid of each strain and X/XX are compared too (as
-BEN's check_final_contract looks before a final Pass)."""
+BEN's check_final_contract looks before a final Pass). With `left_in`, a redouble is worth, deal by
+deal, the worse of its rollout and the contract redoubled and passed out: the opponents may always
+leave it in."""
 
 from __future__ import annotations
 
@@ -89,6 +91,7 @@ class SearchConfig:
     dd: str = "nndda"  # nndda | dds: exact DDS of the contracts reached, in a child process
     nndda_scores: str = "expected"  # dd=nndda: argmax (the score of the likeliest trick count) | expected (over its distribution)
     exact_top: int = 0  # dd=nndda: rescore this many best candidates with exact DDS on the same deals (0: none)
+    left_in: bool = True  # our redouble scores, deal by deal, the worse of its rollout and the contract redoubled and passed out
     imps_vs: str = "mean"  # mean | best | prior: the datum each candidate's score is IMPed against
     prior_temperature: float = 2.0  # IMPs per nat of log P_BSM(call) (prior=log, and self-play's soft update); 0: none
     prior: str = "linear"  # log: prior_temperature x log P | linear: prior_weight x P (BEN's bonus for the network's calls)
@@ -303,6 +306,19 @@ class MonteCarloSearch:
                 probs = group.call_probs(rows, so_far, legal)
             made = probs.argmax(axis=1) if self.config.rollout == "greedy" else categorical(probs, self.rng)
 
+    def redouble_left_in(self, auctions: AuctionBatch, owners: np.ndarray, auction: Sequence[int], dealer: int,
+                         vul: int, candidate: int) -> AuctionBatch:
+        """`auctions` with the rollout of our redouble (candidate `candidate`) replaced, on each deal
+        where it scores worse for us, by the contract redoubled and passed out. The opponents can
+        always leave a redouble in; in the rollouts, the BSM, which has rarely seen one, has them
+        run from it on deals where they should not (and our partner pull it as if for rescue)."""
+        player, deals = (dealer + len(auction)) % 4, len(owners)
+        left = AuctionBatch.replay(dealer, [*auction, REDOUBLE, PASS, PASS, PASS], len(auctions.length))
+        rows = np.array([candidate])
+        worse = np.zeros((len(auctions.length) // deals, deals), bool)
+        worse[candidate] = self.scores(left, owners, vul, player, rows)[0] < self.scores(auctions, owners, vul, player, rows)[0]
+        return auctions.where(worse.reshape(-1), left)
+
     def scores(self, auctions: AuctionBatch, owners: np.ndarray, vul: int, player: int,
                candidates: np.ndarray | None = None, deals: np.ndarray | None = None,
                dd: DDScorer | None = None) -> np.ndarray:
@@ -375,6 +391,8 @@ class MonteCarloSearch:
             return done(prior_call, [], 0,
                         f"{sampled.fitting} sampled deals fit the auction (min_fitting {cfg.min_fitting})", sampled)
         auctions = self.rollout(sampled.owners, auction, dealer, vul, calls)
+        if cfg.left_in and REDOUBLE in calls:
+            auctions = self.redouble_left_in(auctions, sampled.owners, auction, dealer, vul, list(calls).index(REDOUBLE))
         scores = self.scores(auctions, sampled.owners, vul, player)
         labels = np.array(contract_labels(auctions), object).reshape(len(calls), -1)
         imps = self.imps(scores)
