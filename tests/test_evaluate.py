@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -25,6 +27,7 @@ from bridgeflow.training.evaluation import evaluate as ev
 from bridgeflow.training.evaluation.agents import AgentFactory, RuleAgent
 from bridgeflow.training.evaluation.boards import load_boards
 from bridgeflow.training.evaluation.matches import match_agents, paired, partner_match, seat_names, summary, team_match
+from bridgeflow.training.evaluation.resume import Progress
 from bridgeflow.training.evaluation.table import SAMPLER_COUNTS, count_sampling, play_board, sampler_summary
 from bridgeflow.training.search.monte_carlo import SearchConfig, SearchResult
 
@@ -274,6 +277,19 @@ def test_workers_play_exactly_the_boards_of_one_process(store, models, tmp_path,
     factory = AgentFactory("a", "b", SearchConfig())
     boards = load_boards(store, 3)
     assert ev.run_key(ev.EvalConfig(workers=2), boards, factory) == ev.run_key(ev.EvalConfig(), boards, factory)
+
+
+def test_parallel_boards_are_kept_as_they_finish_not_in_order(store, monkeypatch):
+    """A slow board (BEN's search) must not hold back the boards after it, or a kill would lose
+    them all: board 1 takes longest and is kept last."""
+    kept = []
+    monkeypatch.setattr(ev, "spawn_pool", lambda workers, initializer, initargs: ThreadPoolExecutor(workers))
+    monkeypatch.setattr(ev, "_play_in_worker", lambda task: time.sleep(1.0 if task[1] == 0 else 0.05) or
+                        {"match": task[0], "board": task[1] + 1})
+    monkeypatch.setattr(Progress, "add", lambda self, row: kept.append(row["board"]))
+    ev.play_in_parallel(ev.EvalConfig(matches=["rule:rule"], workers=2), load_boards(store, 4),
+                        AgentFactory("a", "b", SearchConfig()), Progress())
+    assert kept == [2, 3, 4, 1]
 
 
 def test_progress_of_another_key_is_not_resumed(store, tmp_path, monkeypatch):

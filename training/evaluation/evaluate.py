@@ -53,6 +53,7 @@ import logging
 import shutil
 import time
 from collections import defaultdict
+from concurrent.futures import as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -123,9 +124,12 @@ def play_in_parallel(config: EvalConfig, boards: Boards, factory: AgentFactory, 
         return
     start = (factory.bsm, factory.nndda, factory.search_config, config.matches, boards, config.seed)
     with spawn_pool(config.workers, _start_worker, start) as pool:  # a killed run's workers end with it
-        for row in tqdm(pool.map(_play_in_worker, todo, chunksize=4), total=len(todo), unit="board",
-                        desc=f"{len(config.matches)} matches, {config.workers} workers", mininterval=2.0):
-            progress.add(row)
+        # As they finish, not in order: a slow board (BEN's search) holds back neither the boards
+        # after it nor their commit, so a kill loses only the boards in play.
+        finished = as_completed([pool.submit(_play_in_worker, task) for task in todo])
+        for future in tqdm(finished, total=len(todo), unit="board",
+                           desc=f"{len(config.matches)} matches, {config.workers} workers", mininterval=2.0):
+            progress.add(future.result())
     progress.commit()
 
 
