@@ -18,7 +18,7 @@ import pytest
 
 from bridgeflow.dataset import dd
 from bridgeflow.dataset.encodings import (VUL_NAMES, call_name, deal_to_pbn, duplicate_dealer, duplicate_vulnerability,
-                                          hand_to_pbn, hands_from_owner, parse_pbn_hand, random_owner)
+                                          hand_to_pbn, hands_from_owner, parse_call, parse_pbn_hand, random_owner)
 from bridgeflow.training.evaluation import ben
 from bridgeflow.training.evaluation import evaluate as ev
 from bridgeflow.training.evaluation.agents import AGENT_KINDS, AgentFactory, RuleAgent
@@ -96,6 +96,16 @@ def test_a_bad_request_is_an_error_not_a_restart(server):
         server.bid({"hand": "AKQ", "dealer": 0, "vulnerability": [False, False], "auction": []})
     assert server.restarts == 0
     assert server.bid(ben.ben_request(parse_pbn_hand("AKT963.A6.AKT9.6"), [0, 0, 0], 1, 0, False))["call"] == "1S"
+
+
+def test_where_bens_search_raises_ben_makes_its_networks_call(server):
+    """BEN's search raises on 4NT with interference (1S P 4H P 4NT 5NT); `ben` then makes the call
+    of BEN's network alone, as `ben-nosearch` does, instead of ending the match."""
+    hand, auction = parse_pbn_hand("KT963.3.KQT9.A43"), [parse_call(c) for c in "1S P 4H P 4NT 5NT".split()]
+    with pytest.raises(ben.BenRefused):
+        server.bid(ben.ben_request(hand, auction, 2, 3, True))
+    alone = ben.BenAgent("ben-nosearch", server).next_call(hand, auction, 2, 3)
+    assert ben.BenAgent("ben", server).next_call(hand, auction, 2, 3) == alone == parse_call("6S")
 
 
 def test_ben_nosearch_plays_boards_and_its_null_match_is_zero(server, boards):

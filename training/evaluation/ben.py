@@ -13,7 +13,8 @@ first use); this module spawns it and speaks its JSON-lines protocol (docs/ben.m
 - Every call has a timeout; a server that dies, times out or garbles a reply is restarted and the
   call sent again (a request holds the whole situation, so the replay gives the call an unbroken
   run would have); after ATTEMPTS failures on one call BenFailed is raised: a board is never
-  scored without BEN.
+  scored without BEN. Where BEN's search itself raises on a position, `ben` makes the call of
+  BEN's network alone (with a warning).
 
 Where things are: BEN's folder is BRIDGEFLOW_BEN or ../shared/third_party/ben next to the
 checkout; the virtualenv BRIDGEFLOW_BEN_VENV or .ben-venv in the checkout."""
@@ -58,6 +59,10 @@ CALL_OF = {name: call for call, name in enumerate(BEN_CALLS)}
 
 class BenFailed(RuntimeError):
     """BEN's server gave no call: it kept dying or timing out, or it answered with an error."""
+
+
+class BenRefused(BenFailed):
+    """BEN's server answered the call with an error: BEN itself raised on this request."""
 
 
 def ben_home() -> Path:
@@ -164,7 +169,7 @@ class BenServer:
                 self.stop()
                 continue
             if "error" in reply:
-                raise BenFailed(f"BEN's server: {reply['error']} (request {json.dumps(request)})")
+                raise BenRefused(f"BEN's server: {reply['error']} (request {json.dumps(request)})")
             return reply
         raise BenFailed(f"BEN's server failed {ATTEMPTS} times on one call ({'; '.join(failures)}); "
                         f"request {json.dumps(request)}")
@@ -250,7 +255,16 @@ class BenAgent:
         self.seconds: list[float] = []
 
     def next_call(self, hand, auction, dealer, vul) -> int:
-        reply = self.server.bid(ben_request(hand, auction, dealer, vul, self.search))
+        """BEN's call; where BEN's search raises on the position (its code has such holes, e.g.
+        1S P 4H P 4NT 5NT), the call of BEN's network alone, with a warning: still BEN's call."""
+        request = ben_request(hand, auction, dealer, vul, self.search)
+        try:
+            reply = self.server.bid(request)
+        except BenRefused as error:
+            if not self.search:
+                raise
+            log.warning("%s: BEN's network alone makes this call", error)
+            reply = self.server.bid(request | {"search": False})
         if reply.get("call") not in CALL_OF:
             raise BenFailed(f"BEN's server answered {reply!r}, not a call")
         self.seconds.append(float(reply["seconds"]))
