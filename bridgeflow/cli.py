@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import importlib
 import logging
+import signal
 import sys
+import threading
+from contextlib import contextmanager
+from typing import Iterator
 
 from bridgeflow.dataset.errors import InputError
 
@@ -55,12 +59,38 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     configure_logging()
     module = importlib.import_module(VERBS[verb][0])
-    try:
-        module.run(rest)
-    except InputError as error:  # the user's mistake: one line, not a traceback
-        print(f"bridgeflow {verb}: error: {error}", file=sys.stderr)
-        return 2
+    with stop_signals() as received:
+        try:
+            module.run(rest)
+        except InputError as error:  # the user's mistake: one line, not a traceback
+            print(f"bridgeflow {verb}: error: {error}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM, after the verb kept what it had finished
+            print(f"bridgeflow {verb}: interrupted; a resumable verb kept what it had finished "
+                  "and the same command resumes it", file=sys.stderr)
+            return 128 + received.get("signal", signal.SIGINT)
     return 0
+
+
+@contextmanager
+def stop_signals() -> Iterator[dict]:
+    """SIGTERM unwinds the verb as Ctrl-C does (KeyboardInterrupt), so its `finally` blocks run:
+    progress is committed and worker processes are ended instead of left behind. Yields a dict
+    that names the signal received; the old handler is restored after."""
+    received: dict = {}
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield received
+        return
+
+    def interrupt(signum, frame):
+        received["signal"] = signum
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

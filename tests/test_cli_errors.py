@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
 
+from bridgeflow import cli
 from bridgeflow.cli import main
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.training import model_files
@@ -322,3 +326,27 @@ def test_an_out_in_a_place_this_user_may_not_write_is_one_line(capsys, tmp_path,
     assert status == 2
     assert one_line_error(err) == f"bridgeflow ingest: error: --out {locked / 'new' / 'out'}: {locked} is not writable"
     assert list(locked.iterdir()) == []
+
+
+@pytest.mark.parametrize("stop, status", [("ctrl-c", 130), ("sigterm", 143)])
+def test_an_interrupted_verb_unwinds_and_says_so_in_one_line(monkeypatch, capsys, stop, status):
+    """Ctrl-C and SIGTERM both unwind the verb (its `finally` blocks commit progress and end
+    workers), then one line and 128 + the signal; the SIGTERM handler is put back after."""
+    unwound = []
+
+    def run(argv):
+        try:
+            if stop == "sigterm":
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(30)
+            raise KeyboardInterrupt
+        finally:
+            unwound.append(argv)
+
+    previous = signal.getsignal(signal.SIGTERM)
+    monkeypatch.setattr(cli.importlib, "import_module", lambda name: SimpleNamespace(run=run))
+    exit_status, err = run_cli(capsys, "evaluate", "--out", "x")
+    assert exit_status == status
+    assert unwound == [["--out", "x"]]
+    assert one_line_error(err).startswith("bridgeflow evaluate: interrupted;")
+    assert signal.getsignal(signal.SIGTERM) is previous

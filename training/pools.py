@@ -12,7 +12,8 @@ import multiprocessing
 import os
 import threading
 from concurrent.futures import ProcessPoolExecutor
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 
 def end_with_parent() -> None:
@@ -39,3 +40,20 @@ def spawn_pool(workers: int, initializer: Callable | None = None, initargs: tupl
     module-level function: it is pickled) and each ending when this process does."""
     return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                                initializer=_start_worker, initargs=(initializer, initargs))
+
+
+@contextmanager
+def spawned_workers(workers: int, initializer: Callable | None = None, initargs: tuple = ()) -> Iterator[ProcessPoolExecutor]:
+    """`spawn_pool` as a `with` block that, left by an exception (Ctrl-C and SIGTERM included),
+    cancels the queued tasks and ends the workers mid-task. ProcessPoolExecutor's own exit waits
+    for every queued task first: an interrupted run would play on through all its boards."""
+    pool = spawn_pool(workers, initializer, initargs)
+    try:
+        yield pool
+    except BaseException:
+        processes = list((pool._processes or {}).values())  # shutdown forgets them
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+        raise
+    pool.shutdown()

@@ -30,7 +30,8 @@ the dealer on, spelt as BEN does ('PASS', 'X', 'XX', '1C'..'7N'). `search` false
 `ben-nosearch` ([bidding] search_threshold = -1, check_final_contract = False); true runs BEN's
 bidding search, whose double-dummy solves go to the dds3 shim in stubs/. Every call builds a
 fresh BotBid, as BEN reseeds from the hand per call: a reply depends on its request only. The
-server ends at the end of stdin. Anything BEN prints goes to stderr, never into the protocol."""
+server ends at the end of stdin, or when the process that started it is gone. Anything BEN prints
+goes to stderr, never into the protocol."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 import time
 import traceback
 from configparser import ConfigParser
@@ -150,7 +152,21 @@ def reply(replies, message: dict) -> None:
     replies.flush()
 
 
+def exit_with_parent() -> None:
+    """Exit as soon as the process that started this one is gone (a killed evaluate worker):
+    else the server would search on, orphaned, holding a core until its request ends."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def main() -> None:
+    exit_with_parent()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ben", default=os.environ.get("BEN_HOME"), help="BEN's folder (src/, models/, bin/)")
     args = parser.parse_args()

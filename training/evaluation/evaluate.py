@@ -68,7 +68,7 @@ from bridgeflow.dataset.errors import output_folder
 from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.training.model_files import DEFAULT_HELP
 from bridgeflow.training.params import ParamsArguments
-from bridgeflow.training.pools import spawn_pool
+from bridgeflow.training.pools import spawned_workers
 from bridgeflow.training.search.monte_carlo import SearchConfig
 
 from .agents import AgentFactory
@@ -123,14 +123,14 @@ def play_in_parallel(config: EvalConfig, boards: Boards, factory: AgentFactory, 
     if not todo:
         return
     start = (factory.bsm, factory.nndda, factory.search_config, config.matches, boards, config.seed)
-    with spawn_pool(config.workers, _start_worker, start) as pool:  # a killed run's workers end with it
+    # An interrupt ends the workers mid-board; a killed run's workers end with it.
+    with spawned_workers(config.workers, _start_worker, start) as pool:
         # As they finish, not in order: a slow board (BEN's search) holds back neither the boards
         # after it nor their commit, so a kill loses only the boards in play.
         finished = as_completed([pool.submit(_play_in_worker, task) for task in todo])
         for future in tqdm(finished, total=len(todo), unit="board",
                            desc=f"{len(config.matches)} matches, {config.workers} workers", mininterval=2.0):
             progress.add(future.result())
-    progress.commit()
 
 
 def run_key(config: EvalConfig, boards: Boards, factory: AgentFactory) -> str:
@@ -152,12 +152,20 @@ def evaluate(config: EvalConfig, boards: Boards, factory: AgentFactory,
     resumed = sum(map(len, progress.rows.values()))
     if resumed:
         log.info("resuming from %s: %d boards already played", progress.folder, resumed)
-    if config.workers > 1:
-        play_in_parallel(config, boards, factory, progress)
+    try:
+        if config.workers > 1:
+            play_in_parallel(config, boards, factory, progress)
+        played_by_match = {}
+        for match, (line_ups, gain) in lined_up.items():
+            started = time.perf_counter()
+            played_by_match[match] = play_match(match, line_ups, gain, boards, config.seed, progress)
+            log.info("%s: %.2f IMPs/board over %d boards in %.0f s", match,
+                     np.mean([r["imps"] for r in played_by_match[match]]), len(played_by_match[match]),
+                     time.perf_counter() - started)
+    finally:  # whatever stops the run (Ctrl-C, SIGTERM, a failed agent), the boards finished are kept
+        progress.commit()
     results, timings, sampler, rows = {}, {}, {}, []
-    for match, (line_ups, gain) in lined_up.items():
-        started = time.perf_counter()
-        played = play_match(match, line_ups, gain, boards, config.seed, progress)
+    for match, played in played_by_match.items():
         timings[match], sampler[match] = defaultdict(list), defaultdict(lambda: dict.fromkeys(SAMPLER_COUNTS, 0))
         for row in played:
             for name, seconds in row["seconds"].items():
@@ -167,8 +175,6 @@ def evaluate(config: EvalConfig, boards: Boards, factory: AgentFactory,
                     sampler[match][name][key] += counts[key]
         results[match] = played
         rows += [{name: row[name] for name in LOG_SCHEMA.names} for row in played]
-        log.info("%s: %.2f IMPs/board over %d boards in %.0f s", match, np.mean([r["imps"] for r in played]),
-                 len(played), time.perf_counter() - started)
     metrics = {
         "matches": {match: summary([r["imps"] for r in played])
                     | {"time_per_decision": {name: timing_summary(t) for name, t in timings[match].items()}}
