@@ -108,6 +108,26 @@ def test_where_bens_search_raises_ben_makes_its_networks_call(server):
     assert ben.BenAgent("ben", server).next_call(hand, auction, 2, 3) == alone == parse_call("6S")
 
 
+def test_an_agent_starts_its_server_at_its_first_call_not_when_made(ben_python, monkeypatch):
+    """A parallel evaluation makes its agents in the parent, which plays no board: no idle server there."""
+    started = []
+
+    class Server:
+        def __init__(self):
+            started.append(self)
+
+        def bid(self, request, timeout=None):
+            return {"call": "PASS", "seconds": 0.0}
+
+    monkeypatch.setattr(ben, "BenServer", Server)
+    monkeypatch.setattr(ben, "_server", None)
+    agent = ben.BenAgent("ben-nosearch")
+    assert started == []
+    assert agent.next_call(parse_pbn_hand("KT963.3.KQT9.A43"), [], 0, 0) == parse_call("P")
+    agent.next_call(parse_pbn_hand("KT963.3.KQT9.A43"), [], 0, 0)
+    assert len(started) == 1
+
+
 def test_ben_nosearch_plays_boards_and_its_null_match_is_zero(server, boards):
     """Deterministic: BEN at every seat of both tables gives both the same auction, so 0 IMPs."""
     agent = ben.BenAgent("ben-nosearch", server)

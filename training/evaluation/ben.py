@@ -251,8 +251,19 @@ class BenAgent:
         if name not in AGENTS:
             raise ValueError(f"unknown BEN agent {name!r}: one of {tuple(AGENTS)}")
         self.name, self.search = name, AGENTS[name]
-        self.server = server or shared_server()
+        self._server = server
+        if server is None:  # a missing BEN or server is an error now, not at the first call
+            ben_home()
+            ensure_venv()
         self.seconds: list[float] = []
+
+    @property
+    def server(self) -> BenServer:
+        """Started on the first call, not when the agent is made: a parallel evaluation makes its
+        agents in the parent too, which plays nothing and would hold an idle server."""
+        if self._server is None:
+            self._server = shared_server()
+        return self._server
 
     def next_call(self, hand, auction, dealer, vul) -> int:
         """BEN's call; where BEN's search raises on the position (its code has such holes, e.g.
