@@ -45,20 +45,20 @@ def alive(pid: int) -> bool:
     return "\nState:\tZ" not in status  # a zombie has ended; its new parent may not reap it at once
 
 
-def test_a_killed_parent_leaves_no_worker_behind(tmp_path):
-    script, pid_file = tmp_path / "run.py", tmp_path / "workers.pid"
-    script.write_text(SCRIPT)
-    subprocess.run([sys.executable, str(script), str(pid_file)], stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, timeout=120)
-    assert wait_ended([int(pid) for pid in pid_file.read_text().split()]) == []
-
-
 def wait_ended(pids: list[int], seconds: float = 10) -> list[int]:
     """The pids still alive after up to `seconds`."""
     deadline = time.monotonic() + seconds
     while any(map(alive, pids)) and time.monotonic() < deadline:
         time.sleep(0.1)
     return [pid for pid in pids if alive(pid)]
+
+
+def test_a_killed_parent_leaves_no_worker_behind(tmp_path):
+    script, pid_file = tmp_path / "run.py", tmp_path / "workers.pid"
+    script.write_text(SCRIPT)
+    subprocess.run([sys.executable, str(script), str(pid_file)], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, timeout=120)
+    assert wait_ended([int(pid) for pid in pid_file.read_text().split()]) == []
 
 
 def test_an_interrupt_ends_the_workers_mid_task_and_drops_the_queue():

@@ -154,7 +154,8 @@ def reply(replies, message: dict) -> None:
 
 def exit_with_parent() -> None:
     """Exit as soon as the process that started this one is gone (a killed evaluate worker):
-    else the server would search on, orphaned, holding a core until its request ends."""
+    else the server would search on, orphaned, holding a core until its request ends. The same
+    watch as bridgeflow's `pools.end_with_parent`, which BEN's virtualenv cannot import."""
     parent = os.getppid()
 
     def watch() -> None:
