@@ -16,9 +16,9 @@ bytes a deal instead of 34, since deal_id is a hash of the owner and par a funct
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
-import uuid
 from pathlib import Path
 
 import numpy as np
@@ -75,7 +75,7 @@ class LabelStore:
             return []
         table = dedupe(pa.concat_tables([read_label_file(path) for path in inputs]))
         table = table.sort_by("deal_id")
-        token = uuid.uuid4().hex[:12]
+        token = content_token(table)  # the same labels, the same names: a rerun leaves DVC's hash alone
         new = []
         for index, start in enumerate(range(0, table.num_rows, rows_per_shard)):
             name = f"shard-{token}-{index:04d}.parquet"
@@ -98,6 +98,15 @@ class LabelStore:
             if name not in plan["new"]:
                 (self.dir / name).unlink(missing_ok=True)
         (self.dir / self.JOURNAL).unlink()
+
+
+def content_token(table: pa.Table) -> str:
+    """12 hex digits naming a compaction by what it holds (each deal's id, table and solver)."""
+    digest = hashlib.blake2b(digest_size=6)
+    digest.update(table.column("deal_id").to_numpy().tobytes())
+    digest.update(table.column("dd_tricks").combine_chunks().flatten().to_numpy().tobytes())
+    digest.update("\n".join(table.column("solver").to_pylist()).encode())
+    return digest.hexdigest()
 
 
 def read_label_file(path: Path) -> pa.Table:

@@ -266,6 +266,24 @@ def test_compaction_is_atomic_under_a_kill_at_any_step(tmp_path, monkeypatch):
     assert labels.read_labels(tmp_path).column("deal_id").to_pylist() == [1, 2, 3]
 
 
+def test_compacting_the_same_labels_gives_the_same_files(tmp_path):
+    """Shards are named by their content, so a rerun of the stage leaves DVC's folder hash alone."""
+    names = []
+    for run, order in (("one", (("part-a", [1, 2]), ("part-b", [2, 3]))), ("two", (("part-x", [3]), ("part-y", [2, 1])))):
+        store = labels.LabelStore(tmp_path / run)
+        store.recover()
+        for name, ids in order:
+            pq.write_table(fake_labels(ids), store.dir / f"{name}.parquet")
+        store.compact(store.parts(), 2)
+        names.append([(path.name, path.read_bytes()) for path in store.files()])
+    assert names[0] == names[1] and len(names[0]) == 2
+    other = labels.LabelStore(tmp_path / "three")
+    other.recover()
+    pq.write_table(fake_labels([1, 2, 3], solver="nn-dda"), other.dir / "part-a.parquet")
+    other.compact(other.parts(), 2)
+    assert not {path.name for path in other.files()} & {name for name, _ in names[0]}  # other labels, other names
+
+
 def test_an_exact_label_supersedes_an_estimate_of_the_same_deal(tmp_path):
     store = labels.LabelStore(tmp_path)
     store.recover()
