@@ -136,6 +136,39 @@ def test_the_skip_test_on_the_own_prior_still_searches_real_doubt():
         SelfPlayConfig(skip_on="posterior")
 
 
+class BestQ(KnownQ):
+    """KnownQ that decides as the test-time search does: its call is the best Q; keeps the prior it got."""
+
+    def search(self, hand, auction, dealer, vul, prior=None):
+        result = super().search(hand, auction, dealer, vul, prior)
+        self.given = prior
+        result.call = max(result.candidates, key=lambda c: c.mean_imps).call
+        return result
+
+
+def test_target_search_plays_and_learns_the_searchs_own_call_one_hot():
+    network = FixedPrior({PASS: 0.9, ONE_NT: 0.06, TWO_NT: 0.04})
+    search = BestQ({PASS: -3.0, ONE_NT: 4.0, TWO_NT: 0.0})
+    actor = Actor(network, search, SelfPlayConfig(tempering=3.0, floor=0.02, skip_above=0.95, target="search"))
+    row = actor.decide(list(range(13)), [], 0, 0, np.random.default_rng(0))
+    assert row["searched"] and search.searched == 1
+    assert np.allclose(search.given, network.prior)  # the network's own prior, not the tempered one
+    assert row["candidates"] == [PASS, ONE_NT, TWO_NT] and row["q"] == [-3.0, 4.0, 0.0]
+    assert row["call"] == ONE_NT and (row["prior_best"], row["policy_best"]) == (PASS, ONE_NT)
+    assert row["target"] == [0.0, 1.0, 0.0] and row["policy"] == [0.0, 1.0, 0.0]
+    with pytest.raises(ValueError, match="target"):
+        SelfPlayConfig(target="hard")
+
+
+def test_target_search_keeps_the_networks_call_and_prior_where_it_is_near_certain():
+    network = FixedPrior({PASS: 0.97, ONE_NT: 0.03})
+    search = BestQ({PASS: 0.0, ONE_NT: 10.0})
+    actor = Actor(network, search, SelfPlayConfig(skip_above=0.95, target="search"))
+    row = actor.decide(list(range(13)), [], 0, 0, np.random.default_rng(0))
+    assert (row["searched"], row["skipped"], search.searched, row["call"]) == (False, NEAR_CERTAIN, 0, PASS)
+    assert np.allclose(row["target"], [0.97, 0.03]) and row["policy"] == [1.0, 0.0]
+
+
 def test_the_played_call_is_drawn_from_pi_prime():
     network = FixedPrior({PASS: 0.5, ONE_NT: 0.5})
     actor = Actor(network, KnownQ({PASS: 0.0, ONE_NT: 2.0 * np.log(3.0)}),

@@ -40,9 +40,10 @@ from bridgeflow.training.search.sampling import categorical
 
 PARTNERS = ("self", "rule")
 SKIP_ON = ("tempered", "prior")
+TARGETS = ("soft", "search")
 # the selfplay params that decide the generated decisions (the rest are the loop's other steps')
 GENERATE_KEYS = ("base", "nndda", "deals", "seed", "partner", "tempering", "floor", "skip_above", "skip_on",
-                 "search", "boards_per_task")
+                 "target", "search", "boards_per_task")
 NETWORK_SEATS = {"self": (0, 1, 2, 3), "rule": (0, 1)}  # N and E: each with the rule bidder as partner
 NEAR_CERTAIN = "near_certain"
 
@@ -62,6 +63,7 @@ class SelfPlayConfig:
     floor: float = 0.02  # ... mixed with this much of the uniform over the legal calls
     skip_above: float = 0.95  # no search where the top call has at least this ...
     skip_on: str = "prior"  # ... of the network's own prior | tempered: of the tempered prior
+    target: str = "soft"  # soft: pi' ~ pi exp(Q / T), drawn from | search: the search's own call, played and learned
     search: dict = field(default_factory=dict)  # overrides of the `search:` section while generating
     boards_per_task: int = 4  # boards per unit of work (and of resumption)
     workers: int = 2  # generate: local worker processes
@@ -83,6 +85,8 @@ class SelfPlayConfig:
             raise ValueError(f"selfplay.partner must be one of {PARTNERS}, not {self.partner!r}")
         if self.skip_on not in SKIP_ON:
             raise ValueError(f"selfplay.skip_on must be one of {SKIP_ON}, not {self.skip_on!r}")
+        if self.target not in TARGETS:
+            raise ValueError(f"selfplay.target must be one of {TARGETS}, not {self.target!r}")
         if self.tempering <= 0 or not 0 <= self.floor < 1 or not 0 < self.skip_above <= 1:
             raise ValueError("selfplay: tempering > 0, 0 <= floor < 1, 0 < skip_above <= 1")
         if not 0 <= self.imitation_fraction < 1:
@@ -135,6 +139,8 @@ class Actor:
         """One network decision: searched unless near-certain, pi' and the call drawn from it."""
         cfg = self.config
         prior = self.network.next_call(hand, auction, dealer, vul)
+        if cfg.target == "search":
+            return self.search_decision(hand, auction, dealer, vul, prior)
         tempered = tempered_prior(prior, cfg.tempering, cfg.floor)
         candidates = self.search.candidates(tempered)
         q = se = None
@@ -159,6 +165,34 @@ class Actor:
                 "candidates": candidates.tolist(), "prior": prior[candidates].tolist(), "tempered": pi.tolist(),
                 "q": None if q is None else q.tolist(), "se": se, "samples": samples, "policy": policy.tolist(),
                 "target": target.tolist(), "call": call, "prior_best": int(np.argmax(prior)), "policy_best": int(candidates[np.argmax(policy)])}
+
+    def search_decision(self, hand: list[int], auction: list[int], dealer: int, vul: int, prior: np.ndarray) -> dict:
+        """`target: search` (expert iteration): the call the search itself makes at test time (its
+        candidates, prior bonus and last look over the network's own prior) is played and is the
+        target, one-hot; where it is skipped (near-certain) or falls back, the network's top call is
+        played and its own prior is the target, so its sureness stays where the search is silent."""
+        cfg = self.config
+        candidates = self.search.candidates(prior)
+        tempered = tempered_prior(prior, cfg.tempering, cfg.floor)
+        call, q, se, samples, skipped = int(np.argmax(prior)), None, None, 0, NEAR_CERTAIN
+        if (prior if cfg.skip_on == "prior" else tempered).max() < cfg.skip_above:
+            result = self.search.search(hand, auction, dealer, vul, prior=prior)
+            skipped = result.fallback
+            if skipped is None:
+                call = result.call
+                candidates = np.array([c.call for c in result.candidates])
+                q = np.array([c.mean_imps for c in result.candidates])
+                se = [c.se_imps for c in result.candidates]
+                samples = result.samples
+        own = prior[candidates] / prior[candidates].sum()
+        chosen = (candidates == call).astype(float)
+        target = own if q is None else chosen
+        tempered = tempered[candidates]
+        return {"actor": "bsm", "searched": q is not None, "skipped": skipped,
+                "candidates": candidates.tolist(), "prior": prior[candidates].tolist(),
+                "tempered": (tempered / tempered.sum()).tolist(), "q": None if q is None else q.tolist(), "se": se,
+                "samples": samples, "policy": chosen.tolist(), "target": target.tolist(), "call": call,
+                "prior_best": int(np.argmax(prior)), "policy_best": call}
 
 
 def rule_decision(call: int) -> dict:
