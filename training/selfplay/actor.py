@@ -145,8 +145,7 @@ class Actor:
         candidates = self.search.candidates(tempered)
         q = se = None
         samples, skipped = 0, None
-        sureness = prior if cfg.skip_on == "prior" else tempered
-        if sureness.max() >= cfg.skip_above:
+        if self.near_certain(prior, tempered):
             skipped = NEAR_CERTAIN
         else:
             result = self.search.search(hand, auction, dealer, vul, prior=tempered)
@@ -166,6 +165,10 @@ class Actor:
                 "q": None if q is None else q.tolist(), "se": se, "samples": samples, "policy": policy.tolist(),
                 "target": target.tolist(), "call": call, "prior_best": int(np.argmax(prior)), "policy_best": int(candidates[np.argmax(policy)])}
 
+    def near_certain(self, prior: np.ndarray, tempered: np.ndarray) -> bool:
+        """The skip test: the top call holds `skip_above` of the prior `skip_on` names."""
+        return (prior if self.config.skip_on == "prior" else tempered).max() >= self.config.skip_above
+
     def search_decision(self, hand: list[int], auction: list[int], dealer: int, vul: int, prior: np.ndarray) -> dict:
         """`target: search` (expert iteration): the call the search itself makes at test time (its
         candidates, prior bonus and last look over the network's own prior) is played and is the
@@ -175,7 +178,7 @@ class Actor:
         candidates = self.search.candidates(prior)
         tempered = tempered_prior(prior, cfg.tempering, cfg.floor)
         call, q, se, samples, skipped = int(np.argmax(prior)), None, None, 0, NEAR_CERTAIN
-        if (prior if cfg.skip_on == "prior" else tempered).max() < cfg.skip_above:
+        if not self.near_certain(prior, tempered):
             result = self.search.search(hand, auction, dealer, vul, prior=prior)
             skipped = result.fallback
             if skipped is None:
