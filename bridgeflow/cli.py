@@ -20,6 +20,7 @@ VERBS = {
     "ddlabel": ("bridgeflow.pipelines.ddlabel", "double-dummy tables and par for every distinct deal (Beam + DDS, or NN-DDA estimates)"),
     "catalog": ("bridgeflow.dataset.catalog", "build the DuckDB catalog (views + macros) over the shards"),
     "bsm": ("bridgeflow.training.bidding.bsm_train", "train the bidding system model (BSM): next call + hand understanding"),
+    "average": ("bridgeflow.training.bidding.average", "one BSM from the weight average of BSMs fine-tuned from one start (a model soup)"),
     "nndda": ("bridgeflow.training.dd.nndda_train", "train NN-DDA, the fast neural DD estimator, on the DD store"),
     "selfplay": ("bridgeflow.pipelines.selfplay", "policy iteration: self-play auctions searched with the current network (Beam)"),
     "dmc": ("bridgeflow.training.dmc.train", "Deep Monte Carlo self-play: Q(state, call) from parallel actors' duplicate returns"),
