@@ -51,15 +51,14 @@ def average(paths: list[str | Path], weights: list[float] | None, out: Path, com
     files = [model_file(path, "BSM", "--bsm") for path in paths]
     loaded = [load_model_state(path, "BSM") for path in files]
     config = loaded[0][0]["model_config"]
-    reference = loaded[0][0]["model"]
+    shapes = {key: tensor.shape for key, tensor in loaded[0][0]["model"].items()}
     for path, (state, _) in zip(files[1:], loaded[1:]):
         if state["model_config"] != config:
             differ = sorted(key for key in config.keys() | state["model_config"].keys()
                             if config.get(key) != state["model_config"].get(key))
             raise InputError(f"BSM {path}: model_config differs from {files[0]}'s in {', '.join(differ)}; "
                              "only networks of one architecture can be averaged")
-        weights_of = state["model"]
-        if weights_of.keys() != reference.keys() or any(weights_of[k].shape != reference[k].shape for k in reference):
+        if {key: tensor.shape for key, tensor in state["model"].items()} != shapes:
             raise InputError(f"BSM {path}: its weights' names or shapes differ from {files[0]}'s")
     members = [{"path": str(path), "sha256": sha256_digest(data), "weight": weight}
                for path, (_, data), weight in zip(files, loaded, weights)]
