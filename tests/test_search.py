@@ -13,12 +13,14 @@ import torch
 from bridgeflow.dataset.auction import AuctionBatch, replay
 from bridgeflow.dataset.dd import Solver
 from bridgeflow.dataset.encodings import parse_auction, parse_call, parse_pbn_hand, parse_vulnerability, random_owner
+from bridgeflow.dataset.errors import InputError
 from bridgeflow.dataset.scoring import imps, score_ns
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
 from bridgeflow.training.dd.dd_estimator import DDEstimator
 from bridgeflow.training.dd.exact_dd import ExactDD
 from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
+from bridgeflow.training.evaluation.agents import AgentFactory
 from bridgeflow.training.params import load_section
 from bridgeflow.training.search import monte_carlo as search_module
 from bridgeflow.training.search.monte_carlo import (
@@ -234,6 +236,29 @@ def test_bid_command_prints_the_evidence(bidder, tmp_path, capsys):
         search_module.run(argv[:1] + ["K843.Q92.A75"] + argv[2:])
 
 
+def test_an_opponents_bsm_bids_and_is_read_for_the_opponents_only(bidder, tmp_path):
+    """With `opponents`, LHO and RHO are that BSM's in the rollouts and in the sampler's likelihood;
+    the player's and the partner's calls stay the searcher's. The agents and `bid` load it from
+    `search.opponents`."""
+    torch.manual_seed(2)
+    other = Bidder(BSM(BSMConfig(hidden=16, layers=1, embed=8, dropout=0.0)))
+    search = MonteCarloSearch(bidder, FixedTables(np.zeros((4, 5))), SearchConfig(), opponents=other)
+    assert search.seat_bidders(1) == [(bidder, [3]), (other, [0, 2])]
+    owners = np.stack([random_owner(5, i) for i in range(3)])
+    auction = calls("1NT P 3NT P")  # N, E, S, W; N (seat 0) to call
+    mixed = call_log_likelihoods(bidder, owners, auction, 0, 0, 0, search.seat_bidders(0))
+    own, by_other = (call_log_likelihoods(b, owners, auction, 0, 0, 0) for b in (bidder, other))
+    assert np.allclose(mixed[:, 2], own[:, 2]) and np.allclose(mixed[:, [1, 3]], by_other[:, [1, 3]])
+    assert not np.allclose(mixed[:, [1, 3]], own[:, [1, 3]])
+    torch.save({"model_config": vars(other.model.config), "model": other.model.state_dict()}, tmp_path / "model.pt")
+    factory = AgentFactory(None, None, SearchConfig(opponents=str(tmp_path)))
+    factory.scorer = FixedTables(np.zeros((4, 5)))
+    agent = factory.make(f"search@{tmp_path}")
+    assert agent.search.opponents is factory.bidders[tmp_path / "model.pt"]
+    with pytest.raises(InputError, match="nowhere"):
+        AgentFactory(None, None, SearchConfig(opponents=str(tmp_path / "nowhere"))).make(f"search@{tmp_path}")
+
+
 def test_the_sampler_fallback_is_counted_per_decision(bidder):
     """The decision's unfitting deals are the sampler's fill-up: K minus those that fit (top
     keeps fitting deals first); none when every deal fits; all K (and the BSM's call) when none
@@ -261,16 +286,22 @@ def test_the_sampler_fallback_is_counted_per_decision(bidder):
 
 def step_by_step_rollout(search, owners, auction, dealer, first_calls):
     """The reference rollout: every step re-reads each whole auction with Bidder.predict (the
-    partner's BSM for the searcher's partner), the calls drawn in the same order as `rollout`."""
+    partner's BSM for the searcher's partner, the opponents' for theirs), the calls drawn in the
+    same order as `rollout`."""
     hands = np.argsort(owners, axis=1, kind="stable").reshape(len(owners), 4, 13)
     states = [replay(dealer, [*auction, call]) for call in first_calls for _ in owners]
-    partner_seat = (dealer + len(auction) + 2) % 4
+    player = (dealer + len(auction)) % 4
+    partner_seat = (player + 2) % 4
     while True:
         active = [row for row, state in enumerate(states) if not state.finished]
         if not active:
             return [state.calls for state in states]
         seat = states[active[0]].to_call
-        bidder = search.partner if search.partner is not None and seat == partner_seat else search.bidder
+        bidder = search.bidder
+        if search.partner is not None and seat == partner_seat:
+            bidder = search.partner
+        if search.opponents is not None and seat % 2 != player % 2:
+            bidder = search.opponents
         probs = bidder.predict(np.stack([hands[row % len(owners), seat] for row in active]),
                                [states[row].calls for row in active], dealer, 0)["call"]
         made = probs.argmax(axis=1) if search.config.rollout == "greedy" else categorical(probs, search.rng)
@@ -280,19 +311,21 @@ def step_by_step_rollout(search, owners, auction, dealer, first_calls):
 
 @pytest.mark.parametrize("arch", ["lstm", "gru", "mlp"])
 @pytest.mark.parametrize("rollout", ["greedy", "sample"])
-@pytest.mark.parametrize("with_partner", [False, True])
-def test_the_stateful_rollout_makes_the_step_by_step_auctions(arch, rollout, with_partner):
+@pytest.mark.parametrize("others", ["", "partner", "opponents", "partner+opponents"])
+def test_the_stateful_rollout_makes_the_step_by_step_auctions(arch, rollout, others):
     """Keeping each (candidate, deal, seat)'s recurrent state gives the auctions of re-reading the
-    auction at every step, greedy or sampled on the same seed, with or without a partner BSM (the
-    MLP, which has no state, re-reads: ReplayStreams)."""
+    auction at every step, greedy or sampled on the same seed, with or without a partner's and an
+    opponents' BSM (the MLP, which has no state, re-reads: ReplayStreams)."""
     torch.manual_seed(3)
     small = dict(embed=8, mlp_layers=1, mlp_hidden=32)
     bsm = Bidder(BSM(BSMConfig(arch=arch, hidden=24, layers=2, hand_features=True, **small)))
-    partner = Bidder(BSM(BSMConfig(arch=arch, hidden=16, layers=1, **small))) if with_partner else None
+    partner = Bidder(BSM(BSMConfig(arch=arch, hidden=16, layers=1, **small))) if "partner" in others else None
+    opponents = Bidder(BSM(BSMConfig(arch=arch, hidden=12, layers=1, **small))) if "opponents" in others else None
     auction, hand = calls("1D P"), list(np.flatnonzero(random_owner(9, 0) == 2))
     owners = sample_deals(bsm, hand, auction, 0, 0, 6, np.random.default_rng(9)).owners  # S holds `hand` in all
     prior = bsm.next_call(hand, auction, 0, 0)
-    search = MonteCarloSearch(bsm, FixedTables(np.zeros((4, 5))), SearchConfig(rollout=rollout, topk=3), partner)
+    search = MonteCarloSearch(bsm, FixedTables(np.zeros((4, 5))), SearchConfig(rollout=rollout, topk=3), partner,
+                              opponents=opponents)
     first = search.candidates(prior)
     search.reseed(11)
     got = search.rollout(owners, auction, 0, 0, first)

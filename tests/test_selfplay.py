@@ -219,7 +219,7 @@ def test_a_partner_bsm_scores_the_partners_calls_in_the_sampler(bidder):
     owners = np.stack([random_owner(5, i) for i in range(3)])
     auction = [ONE_NT, PASS, THREE_NT, PASS]  # N, E, S, W; N to call: partner is S
     own = call_log_likelihoods(bidder, owners, auction, 0, 0, 0)
-    mixed = call_log_likelihoods(bidder, owners, auction, 0, 0, 0, other)
+    mixed = call_log_likelihoods(bidder, owners, auction, 0, 0, 0, [(bidder, [1, 3]), (other, [2])])
     by_other = call_log_likelihoods(other, owners, auction, 0, 0, 0)
     assert np.allclose(mixed[:, [1, 3]], own[:, [1, 3]]) and np.allclose(mixed[:, 2], by_other[:, 2])
     assert not np.allclose(mixed[:, 2], own[:, 2]) and (mixed[:, 0] == 0).all()

@@ -179,5 +179,6 @@ def search_agent(factory: AgentFactory, kind: str, checkpoint: str, spec: str) -
         factory.scorer = load_scorer(factory.search_config.dd, factory.nndda)
         if factory.search_config.dd == "nndda":
             factory.loaded(model_file(factory.nndda or shipped_model("NN-DDA", "--nndda"), "NN-DDA"))
-    factory.searches.append(MonteCarloSearch(bidder, factory.scorer, factory.search_config))
+    opponents = factory.bidder(factory.search_config.opponents) if factory.search_config.opponents else None
+    factory.searches.append(MonteCarloSearch(bidder, factory.scorer, factory.search_config, opponents=opponents))
     return SearchAgent(factory.searches[-1], name=spec)

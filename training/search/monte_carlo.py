@@ -26,7 +26,8 @@ pi'(a) ~ pi(a) exp(Q(a) / T) (`improved_policy`, the self-play target). Calls th
 than `min_prior` are not searched (BEN's threshold). Every candidate's mean IMPs, standard error,
 number of deals and final-contract distribution come back as evidence. A caller may give the prior (self-play gives a
 tempered one, `tempered_prior`) and a second BSM for the partner's calls in sampling and rollouts
-(DeepMind's "compatible" setting: the partner's own policy, not the searcher's). With `last_look`,
+(DeepMind's "compatible" setting: the partner's own policy, not the searcher's); `opponents` names
+a BSM for the opponents' calls there (a model of how they bid, not of how we do). With `last_look`,
 when Pass could be our last call the cheapest bid of each strain and X/XX are compared too (as
 BEN's check_final_contract looks before a final Pass). With `left_in`, a redouble is worth, deal by
 deal, the worse of its rollout and the contract redoubled and passed out: the opponents may always
@@ -98,6 +99,7 @@ class SearchConfig:
     prior_weight: float = 8.0  # prior=linear: IMPs for a sure call when only our side has bid (BEN: 200 points / 25)
     prior_weight_contested: float = 2.4  # prior=linear: the same once they have bid (BEN: 60 points / 25)
     keycards: bool = True  # BSM-based agents (bsm, search): 4NT's answers and the asker's next call by rule (keycards.py)
+    opponents: str = ""  # a BSM (folder or model.pt) for the opponents' calls in sampling and rollouts; "": the searcher's own
     seed: int = 0
 
     def __post_init__(self):
@@ -229,17 +231,18 @@ def improved_policy(prior: np.ndarray, imps: np.ndarray, temperature: float) -> 
 
 
 class MonteCarloSearch:
-    """Search with one BSM (sampling, rollouts in all seats; or another for the searcher's partner)
-    and one DD scorer."""
+    """Search with one BSM (sampling, rollouts in all seats; or others for the searcher's partner
+    and for the opponents) and one DD scorer."""
 
     def __init__(self, bidder: Bidder, dd: DDScorer, config: SearchConfig = SearchConfig(),
-                 partner: Bidder | None = None, exact: DDScorer | None = None):
+                 partner: Bidder | None = None, exact: DDScorer | None = None, opponents: Bidder | None = None):
         """`exact`: the exact scorer of `exact_top` (None: one of its own, started when first
-        needed; `close` ends it)."""
+        needed; `close` ends it). `opponents`: the BSM that bids for LHO and RHO (None: `bidder`)."""
         self.bidder = bidder
         self.dd = dd
         self.config = config
         self.partner = partner
+        self.opponents = opponents
         self.exact, self.owns_exact = exact, exact is None
         self.rng = np.random.default_rng(config.seed)
 
@@ -278,12 +281,10 @@ class MonteCarloSearch:
         player = (dealer + len(auction)) % 4
         if (hands[:, player] != hands[:1, player]).any():
             raise ValueError("the deals of a rollout must give the player to call one hand")
-        partner_seat = (player + 2) % 4
-        others = [seat for seat in range(4) if seat != player and (self.partner is None or seat != partner_seat)]
         seat_rows = {}  # seat -> (its streams, width, column): auction a's stream is a * width + column
         # The player holds the same hand on every deal: its stream reads the auction once, for all.
         seat_rows[player] = (self.bidder.streams(hands[:1, player], [player], dealer, vul, auction).tile(size), 1, 0)
-        for bidder, seats in [(self.bidder, others)] + ([(self.partner, [partner_seat])] if self.partner else []):
+        for bidder, seats in self.seat_bidders(player):
             group = bidder.streams(hands[:, seats].reshape(-1, 52), np.tile(seats, deals), dealer, vul, auction)
             group.tile(len(first_calls))
             seat_rows |= {seat: (group, len(seats), column) for column, seat in enumerate(seats)}
@@ -305,6 +306,15 @@ class MonteCarloSearch:
             else:
                 probs = group.call_probs(rows, so_far, legal)
             made = probs.argmax(axis=1) if self.config.rollout == "greedy" else categorical(probs, self.rng)
+
+    def seat_bidders(self, player: int) -> list[tuple[Bidder, list[int]]]:
+        """(BSM, the seats it bids for) over the three seats other than `player`'s: the partner's
+        and the opponents' BSMs where given, `bidder` for the rest."""
+        partner_seat, opponent_seats = (player + 2) % 4, [(player + 1) % 4, (player + 3) % 4]
+        own = ([partner_seat] if self.partner is None else []) + (opponent_seats if self.opponents is None else [])
+        return [(bidder, sorted(seats)) for bidder, seats in
+                [(self.bidder, own), (self.partner, [partner_seat]), (self.opponents, opponent_seats)]
+                if bidder is not None and seats]
 
     def redouble_left_in(self, auctions: AuctionBatch, owners: np.ndarray, auction: Sequence[int], dealer: int,
                          vul: int, candidate: int) -> AuctionBatch:
@@ -386,7 +396,8 @@ class MonteCarloSearch:
             cut = f" (every other call under min_prior {cfg.min_prior:g})" if 0 < runner_up < cfg.min_prior else ""
             return done(prior_call, [], 0, "one candidate call" + cut)
         sampled = sample_deals(self.bidder, hand, auction, dealer, vul, cfg.samples, self.rng, cfg.oversample,
-                               cfg.gamma, cfg.selection, cfg.min_call_prob, self.partner, cfg.resample, cfg.relax)
+                               cfg.gamma, cfg.selection, cfg.min_call_prob, self.seat_bidders(player), cfg.resample,
+                               cfg.relax)
         if sampled.fitting < cfg.min_fitting:
             return done(prior_call, [], 0,
                         f"{sampled.fitting} sampled deals fit the auction (min_fitting {cfg.min_fitting})", sampled)
@@ -483,9 +494,10 @@ def run(argv: list[str] | None = None) -> SearchResult:
     hand, auction, dealer, vul, state = (decision.hand, decision.auction, decision.dealer, decision.vulnerability,
                                          decision.state)
     bidder = Bidder.load(args.bsm or shipped_model("BSM", "--bsm"), keycards=config.keycards)
+    opponents = Bidder.load(config.opponents, keycards=config.keycards) if config.opponents else None
     scorer = load_scorer(config.dd, args.nndda)
     try:
-        result = MonteCarloSearch(bidder, scorer, config).search(hand, auction, dealer, vul)
+        result = MonteCarloSearch(bidder, scorer, config, opponents=opponents).search(hand, auction, dealer, vul)
     finally:
         if isinstance(scorer, ExactDD):
             scorer.close()

@@ -200,15 +200,14 @@ def sample_opponents(p_lho: np.ndarray, p_rho: np.ndarray, free: np.ndarray, rng
 
 
 def call_log_likelihoods(bidder: Bidder, owners: np.ndarray, auction: Sequence[int], dealer: int, vul: int,
-                         player: int, partner: Bidder | None = None) -> np.ndarray:
+                         player: int, seat_bidders: Sequence[tuple[Bidder, Sequence[int]]] | None = None) -> np.ndarray:
     """float[M, len(auction)]: log P(call t | the caller's hand in deal m) for every earlier call of
-    the other three players (0 at the player's own calls), by `bidder`, or by `partner` for the
-    partner's calls when given."""
-    if partner is None:
-        return _seat_log_likelihoods(bidder, owners, auction, dealer, vul, {player})
-    mate = (player + 2) % 4
-    return (_seat_log_likelihoods(bidder, owners, auction, dealer, vul, {player, mate})
-            + _seat_log_likelihoods(partner, owners, auction, dealer, vul, {0, 1, 2, 3} - {mate}))
+    the other three players (0 at the player's own calls), by `bidder`, or, with `seat_bidders`
+    ((BSM, its seats) over the other three seats), by the BSM given for the caller's seat."""
+    if seat_bidders is None:
+        seat_bidders = [(bidder, [seat for seat in range(4) if seat != player])]
+    return sum(_seat_log_likelihoods(by, owners, auction, dealer, vul, {0, 1, 2, 3} - set(seats))
+               for by, seats in seat_bidders)
 
 
 @torch.inference_mode()
@@ -244,11 +243,13 @@ def _seat_log_likelihoods(bidder: Bidder, owners: np.ndarray, auction: Sequence[
 
 def sample_deals(bidder: Bidder, hand: Sequence[int], auction: Sequence[int], dealer: int, vul: int, samples: int,
                  rng: np.random.Generator, oversample: int = 5, gamma: float = 0.9, selection: str = "top",
-                 min_call_prob: float = 1e-3, partner_bidder: Bidder | None = None, resample: int = 0,
+                 min_call_prob: float = 1e-3, seat_bidders: Sequence[tuple[Bidder, Sequence[int]]] | None = None,
+                 resample: int = 0,
                  relax: int = 0) -> Samples:
     """K = `samples` deals for the player to call (dealer + len(auction)) % 4 holding `hand`: every
-    deal gives that player exactly `hand` and every seat 13 cards. With `partner_bidder`, the
-    partner's calls are scored by that BSM (the player's beliefs still come from `bidder`).
+    deal gives that player exactly `hand` and every seat 13 cards. With `seat_bidders` ((BSM, its
+    seats) over the other three seats), each seat's calls are scored by its BSM (the player's
+    beliefs still come from `bidder`).
 
     When fewer than K fit: up to `resample` more rounds of oversample x K deals, then up to `relax`
     earlier calls left out of the fit test and the score, the least likely first (the call the
@@ -273,7 +274,7 @@ def sample_deals(bidder: Bidder, hand: Sequence[int], auction: Sequence[int], de
         owners[:, mine] = player
         owners[partner] = (player + 2) % 4
         owners[lho] = (player + 1) % 4
-        return owners, call_log_likelihoods(bidder, owners, auction, dealer, vul, player, partner_bidder)
+        return owners, call_log_likelihoods(bidder, owners, auction, dealer, vul, player, seat_bidders)
 
     owners, logp = draw()
     for _ in range(resample):
