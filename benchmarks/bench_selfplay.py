@@ -64,8 +64,9 @@ def measure(bsm: Path, nndda: Path, deals: int, params: str, sets: list[str]) ->
     config, search_config = load_configs(Params(params, sets, SECTIONS, bare="selfplay"))
     network = Bidder.load(bsm)
     partner = Bidder.load(config.base) if config.partner == "rule" else None
+    opponents = Bidder.load(search_config.opponents) if search_config.opponents else None
     scorer = load_scorer(search_config.dd, nndda)
-    actor = TimedActor(network, MonteCarloSearch(network, scorer, search_config, partner), config)
+    actor = TimedActor(network, MonteCarloSearch(network, scorer, search_config, partner, opponents=opponents), config)
     actor.seconds = {True: [], False: []}
     rows = [row for board, (_, owner) in enumerate(train_deals(config.seed + 1, deals), start=1)
             for row in actor.play(1, board, owner)]

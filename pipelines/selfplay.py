@@ -89,17 +89,19 @@ class PlayTask(beam.DoFn):
     written last, so a task with a marker is whole."""
 
     def __init__(self, work: str, config: SelfPlayConfig, search: SearchConfig, generation: int,
-                 bsm: str, partner_bsm: str | None):
+                 bsm: str, partner_bsm: str | None, opponents_bsm: str | None):
         self.work, self.config, self.search_config, self.generation = work, config, search, generation
-        self.bsm, self.partner_bsm = bsm, partner_bsm
+        self.bsm, self.partner_bsm, self.opponents_bsm = bsm, partner_bsm, opponents_bsm
         self.actor: Actor | None = None
 
     def setup(self):
         torch.set_num_threads(1)  # one worker process per core already
         network = Bidder.load(self.bsm)
         partner = Bidder.load(self.partner_bsm) if self.partner_bsm else None
+        opponents = Bidder.load(self.opponents_bsm) if self.opponents_bsm else None
         self.scorer = load_scorer(self.search_config.dd, self.config.nndda)
-        self.actor = Actor(network, MonteCarloSearch(network, self.scorer, self.search_config, partner), self.config)
+        search = MonteCarloSearch(network, self.scorer, self.search_config, partner, opponents=opponents)
+        self.actor = Actor(network, search, self.config)
 
     def teardown(self):
         if isinstance(getattr(self, "scorer", None), ExactDD):
@@ -182,19 +184,22 @@ def run(argv: list[str] | None = None) -> dict:
     if config.partner == "rule":
         partner = model_file(args.partner_bsm or config.base, "BSM", "--partner-bsm")
         models.append(partner)
+    opponents = model_file(search.opponents, "BSM", "search.opponents") if search.opponents else None
+    if opponents:  # the search's model of the opponents; at the table they are still the network
+        models.append(opponents)
     if search.dd == "nndda":
         models.append(model_file(config.nndda, "NN-DDA", "selfplay.nndda"))
     out = output_folder(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with lock_output(out, "selfplay"):
-        summary = generate(args, beam_args, out, config, search, models[0], partner, models, started)
+        summary = generate(args, beam_args, out, config, search, models[0], partner, opponents, models, started)
         write_report(out)
     LOG.info("selfplay: %s", json.dumps({k: v for k, v in summary.items() if not isinstance(v, dict)}))
     return summary
 
 
 def generate(args, beam_args, out: Path, config: SelfPlayConfig, search: SearchConfig, bsm: Path,
-             partner: Path | None, models: list[Path], started: float) -> dict:
+             partner: Path | None, opponents: Path | None, models: list[Path], started: float) -> dict:
     """The job, under run()'s lock on `out`."""
     key = work_key(config, search, args.generation, models)
     finished = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else {}
@@ -217,7 +222,8 @@ def generate(args, beam_args, out: Path, config: SelfPlayConfig, search: SearchC
             with beam.Pipeline(options=pipeline_options(args, beam_args)) as pipeline:
                 _ = (pipeline | "Tasks" >> beam.Create(todo, reshuffle=False) | "Spread" >> beam.Reshuffle()
                      | "Play" >> beam.ParDo(PlayTask(str(work), config, search, args.generation, str(bsm),
-                                                     str(partner) if partner else None)))
+                                                     str(partner) if partner else None,
+                                                     str(opponents) if opponents else None)))
     finally:
         monitor.finish()
     done = done_tasks(work)

@@ -14,6 +14,7 @@ import torch
 
 from bridgeflow.cli import main
 from bridgeflow.dataset.auction import replay
+from bridgeflow.dataset.errors import InputError
 from bridgeflow.dataset.schema import SELFPLAY_DECISIONS
 from bridgeflow.dataset.splits import split_of
 from bridgeflow.pipelines import selfplay
@@ -100,6 +101,24 @@ def test_a_finished_run_is_not_played_again(models, played, monkeypatch, caplog)
     with caplog.at_level(logging.INFO, logger="bridgeflow.selfplay"):
         assert selfplay.run(argv(models, out)) == summary
     assert "already holds this generation's decisions" in caplog.text
+
+
+def test_a_model_of_the_opponents_is_the_searchs_not_the_tables(models, tmp_path, monkeypatch):
+    """search.opponents reaches self-play's search (and its work key); the opponents at the table
+    are still the network, so every call is the network's."""
+    made = []
+    original = selfplay.MonteCarloSearch.__init__
+
+    def records(self, *args, opponents=None, **kwargs):
+        made.append(opponents)
+        original(self, *args, opponents=opponents, **kwargs)
+
+    monkeypatch.setattr(selfplay.MonteCarloSearch, "__init__", records)
+    summary = selfplay.run(argv(models, tmp_path, "--set", "deals=2", "--set", f"search.opponents={models}"))
+    assert made and all(isinstance(bidder, selfplay.Bidder) for bidder in made)
+    assert summary["calls"] == summary["decisions"]
+    with pytest.raises(InputError, match=r"BSM \(search.opponents\) missing"):
+        selfplay.run(argv(models, tmp_path / "missing", "--set", "search.opponents=missing"))
 
 
 def test_other_params_start_afresh(models, played, tmp_path):
