@@ -141,6 +141,19 @@ def test_facit_scores_every_agent_paired_against_base(setup, shared_dir):
     assert (row["facit_percent"], row["facit_vs_base"]) == (facit["totals"]["new"]["percent"], paired["difference"])
 
 
+def test_facit_without_a_base_agent_is_plotted_without_an_interval(setup, shared_dir, tmp_path):
+    """Agents compared among themselves (no `base` label): Facit has no paired interval, and the
+    history and its plot are still written."""
+    problems = shared_dir / "data/challenges/lorserker_ben/Challenges/CTC_mayjun20.pbn"
+    argv = ["generation", "--generation", "1", "--agent", f"new=bsm@{setup}/gen1", "--agent", f"other=bsm@{setup}/gen2",
+            "--match", "new:other", "--dd", str(setup / "dd"), "--boards", "2", "--facit", str(problems),
+            "--out", str(tmp_path), "--params", os.devnull]
+    assert main(argv) == 0
+    row = json.loads((tmp_path / "history.json").read_text())[-1]
+    assert row["facit_percent"] is not None and row["facit_vs_base"] is None
+    assert (tmp_path / "history.png").stat().st_size > 0
+
+
 @pytest.mark.parametrize("options, named", [
     (["--agent", "new"], "LABEL=SPEC"),
     (["--agent", "rule=bsm"], "LABEL=SPEC"),

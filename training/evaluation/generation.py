@@ -184,8 +184,8 @@ def plot(rows: list[dict], path: Path) -> None:
     imps_axis.set(xlabel=x_label, ylabel="IMPs/board (95% interval)", title="raw network, team matches")
     imps_axis.legend()
     points = [row for row in rows if row["facit_percent"] is not None]
-    spread = [[row["facit_vs_base"] - row["facit_vs_base_low"] for row in points],
-              [row["facit_vs_base_high"] - row["facit_vs_base"] for row in points]]
+    spread = [[row["facit_vs_base"] - row["facit_vs_base_low"] if row["facit_vs_base"] is not None else 0 for row in points],
+              [row["facit_vs_base_high"] - row["facit_vs_base"] if row["facit_vs_base"] is not None else 0 for row in points]]
     facit_axis.errorbar([x_of[row["generation"]] for row in points], [row["facit_percent"] for row in points],
                         yerr=spread if points else None, marker="o", capsize=3)
     facit_axis.set(xlabel=x_label, ylabel="percent of top awards (paired 95% vs gen 0)",
