@@ -240,7 +240,8 @@ DD_MISMATCHES = pa.schema(
 # auction, in auction order. At a network's decision `policy` is the improved policy pi' over
 # `candidates` on the tempered prior, `call` was drawn from it, and `target` is the training
 # target (the same update on the network's own prior, training/selfplay/actor.py); a rule-bidder
-# partner's call has actor "rule", one candidate (its call) and policy and target [1].
+# partner's call has actor "rule", the `against` agent's "opponent": one candidate (its call),
+# policy and target [1], never trained on.
 SELFPLAY_DECISIONS = pa.schema(
     [
         pa.field("generation", pa.int32(), nullable=False),
@@ -252,9 +253,9 @@ SELFPLAY_DECISIONS = pa.schema(
         pa.field("position", pa.int16(), nullable=False),  # index of this call in the auction
         pa.field("seat", pa.int8(), nullable=False),
         pa.field("auction", pa.list_(pa.int8()), nullable=False),  # the calls before this one
-        pa.field("actor", pa.string(), nullable=False),  # "bsm" (the network, searched or not) | "rule"
+        pa.field("actor", pa.string(), nullable=False),  # "bsm" (the network, searched or not) | "rule" | "opponent"
         pa.field("searched", pa.bool_(), nullable=False),
-        pa.field("skipped", pa.string()),  # why not searched: near_certain, rule, or the search's fallback
+        pa.field("skipped", pa.string()),  # why not searched: near_certain, rule, opponent, or the search's fallback
         pa.field("candidates", pa.list_(pa.int8()), nullable=False),  # calls, likeliest first
         pa.field("prior", pa.list_(pa.float32()), nullable=False),  # the network's P(call), untempered
         pa.field("tempered", pa.list_(pa.float32()), nullable=False),  # pi of the soft update: tempered, floored, over the candidates

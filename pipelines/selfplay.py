@@ -7,7 +7,9 @@ Generation g plays `selfplay.deals` fresh train-split deals of synth seed `selfp
 (board k + 1 is the k-th such deal: duplicate dealer and vulnerability of its number) with the
 network `--bsm` in all four seats, or partnered by the rule-based bidder (`selfplay.partner:
 rule`: the search then models the partner by `--partner-bsm`, default `selfplay.base`, the
-imitation of the rule bidder). Every network decision is searched (training.selfplay.actor)
+imitation of the rule bidder), or N-S against another agent at E-W (`selfplay.against`: `rule`,
+`ben-nosearch`, `bsm@FILE`, ...; its calls are recorded, not trained on, and the search models it
+by `search.opponents`, default the network). Every network decision is searched (training.selfplay.actor)
 with the `search:` params overridden by `selfplay.search`, scored by NN-DDA (`selfplay.nndda`,
 or exact DDS with `--set search.dd=dds`). Writes to --out:
   decisions/    SELFPLAY_DECISIONS (dataset/schema.py): every call of every auction, with the
@@ -51,6 +53,7 @@ from bridgeflow.pipelines.runner import add_runner_arguments, job_parser, parse_
 from bridgeflow.pipelines.shards import compact, lock_output, number_shards, publish
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.dd.exact_dd import ExactDD
+from bridgeflow.training.evaluation.agents import AgentFactory
 from bridgeflow.training.evaluation.board_report import write_report
 from bridgeflow.training.model_files import model_file
 from bridgeflow.training.params import Params, ParamsArguments
@@ -101,11 +104,15 @@ class PlayTask(beam.DoFn):
         opponents = Bidder.load(self.opponents_bsm) if self.opponents_bsm else None
         self.scorer = load_scorer(self.search_config.dd, self.config.nndda)
         search = MonteCarloSearch(network, self.scorer, self.search_config, partner, opponents=opponents)
-        self.actor = Actor(network, search, self.config)
+        self.against = AgentFactory(None, self.config.nndda, self.search_config) if self.config.against else None
+        opponent = self.against.make(self.config.against) if self.against else None
+        self.actor = Actor(network, search, self.config, opponent)
 
     def teardown(self):
         if isinstance(getattr(self, "scorer", None), ExactDD):
             self.scorer.close()
+        if getattr(self, "against", None) is not None:
+            self.against.close()  # BEN's server, a search's DDS children
 
     def process(self, element):
         index, boards = element
@@ -189,6 +196,15 @@ def run(argv: list[str] | None = None) -> dict:
         models.append(opponents)
     if search.dd == "nndda":
         models.append(model_file(config.nndda, "NN-DDA", "selfplay.nndda"))
+    if config.against:  # made once here to check the spec; the files it loads go into the work key
+        factory = AgentFactory(None, config.nndda, search)
+        try:
+            factory.make(config.against)
+        except InputError as error:
+            raise InputError(f"selfplay.against: {error}") from None
+        finally:
+            factory.close()
+        models += [Path(file) for file in factory.checkpoints if Path(file) not in models]
     out = output_folder(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with lock_output(out, "selfplay"):

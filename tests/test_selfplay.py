@@ -212,6 +212,45 @@ def test_the_compatible_setting_seats_the_rule_bidder_as_partner(bidder):
             assert (row["candidates"], row["policy"], row["skipped"]) == ([row["call"]], [1.0], "rule")
 
 
+class FixedCall:
+    """An `against` opponent: always `call`; counts its reseeds."""
+
+    def __init__(self, call: int):
+        self.call, self.seeds = call, []
+
+    def next_call(self, hand, auction, dealer, vul):
+        return self.call
+
+    def reseed(self, seed):
+        self.seeds.append(seed)
+
+
+def test_against_seats_the_network_north_south_and_the_other_agent_east_west(bidder):
+    config = SelfPlayConfig(against="rule", skip_above=0.999)
+    search = MonteCarloSearch(bidder, FixedTables(), SearchConfig(samples=2, oversample=2))
+    opponent = FixedCall(PASS)
+    _, owner = next(train_deals(7001, 1))
+    rows = Actor(bidder, search, config, opponent).play(1, 3, owner)
+    assert {row["seat"] for row in rows if row["actor"] == "bsm"} <= {0, 2}
+    assert [row["seat"] for row in rows if row["actor"] == "opponent"] and \
+        all(row["seat"] in (1, 3) for row in rows if row["actor"] == "opponent")
+    for row in rows:
+        if row["actor"] == "opponent":
+            assert (row["call"], row["candidates"], row["target"], row["skipped"]) == (PASS, [PASS], [1.0], "opponent")
+    again = FixedCall(PASS)
+    assert Actor(bidder, search, config, again).play(1, 3, owner) == rows and again.seeds == opponent.seeds  # seeded by the board
+
+
+def test_against_needs_its_opponent_and_partner_self(bidder):
+    search = MonteCarloSearch(bidder, FixedTables(), SearchConfig(samples=2, oversample=2))
+    with pytest.raises(ValueError, match="against"):
+        Actor(bidder, search, SelfPlayConfig(against="rule"))
+    with pytest.raises(ValueError, match="against"):
+        Actor(bidder, search, SelfPlayConfig(), FixedCall(PASS))
+    with pytest.raises(ValueError, match="partner: self"):
+        SelfPlayConfig(partner="rule", against="rule")
+
+
 def test_a_partner_bsm_scores_the_partners_calls_in_the_sampler(bidder):
     """call_log_likelihoods with a partner BSM: the partner's calls by it, the others' by the bidder."""
     torch.manual_seed(1)

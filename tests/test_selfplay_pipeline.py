@@ -121,6 +121,16 @@ def test_a_model_of_the_opponents_is_the_searchs_not_the_tables(models, tmp_path
         selfplay.run(argv(models, tmp_path / "missing", "--set", "search.opponents=missing"))
 
 
+def test_against_an_agent_only_north_south_are_the_networks_decisions(models, tmp_path):
+    summary = selfplay.run(argv(models, tmp_path, "--set", "deals=2", "--set", "against=rule"))
+    rows = decisions(tmp_path)
+    assert {row["actor"] for row in rows} == {"bsm", "opponent"}
+    assert all((row["seat"] in (0, 2)) == (row["actor"] == "bsm") for row in rows)
+    assert summary["decisions"] == sum(row["actor"] == "bsm" for row in rows) < summary["calls"] == len(rows)
+    model = selfplay.run(argv(models, tmp_path / "bsm", "--set", "deals=2", "--set", f"against=bsm@{models}"))
+    assert model["key"] != summary["key"] and str(models / "model.pt") in model["models"]
+
+
 def test_other_params_start_afresh(models, played, tmp_path):
     selfplay.run(argv(models, tmp_path, "--set", "deals=2"))
     assert {row["board"] for row in decisions(tmp_path)} == {1, 2}
@@ -136,6 +146,9 @@ def test_other_params_start_afresh(models, played, tmp_path):
     (["--set", "search.rollout=best"], "search.rollout"),
     (["--set", "nndda=missing"], "missing"),
     (["--partner-bsm", "x"], "--partner-bsm goes with selfplay.partner: rule"),
+    (["--set", "against=chess"], "selfplay.against: unknown agent 'chess'"),
+    (["--set", "against=bsm@missing"], "selfplay.against: BSM"),
+    (["--set", "partner=rule", "--set", "against=rule"], "partner: self"),
 ])
 def test_bad_arguments_are_one_line_errors(models, tmp_path, capsys, options, named):
     code = main(["selfplay", *argv(models, tmp_path), *options])

@@ -1,5 +1,6 @@
 """One self-play board: a complete auction by the current network in all four seats (or, in the
-"compatible" setting, the network at N and E with the rule-based bidder as each one's partner),
+"compatible" setting, the network at N and E with the rule-based bidder as each one's partner; or,
+with `against`, the network at N and S against another agent at E and W),
 every network decision searched with the network as prior, sampler and rollout policy, and
 recorded with the improved policy pi' it was drawn from (Lockhart et al., 3.3).
 
@@ -42,9 +43,10 @@ PARTNERS = ("self", "rule")
 SKIP_ON = ("tempered", "prior")
 TARGETS = ("soft", "search")
 # the selfplay params that decide the generated decisions (the rest are the loop's other steps')
-GENERATE_KEYS = ("base", "nndda", "deals", "seed", "partner", "tempering", "floor", "skip_above", "skip_on",
-                 "target", "search", "boards_per_task")
+GENERATE_KEYS = ("base", "nndda", "deals", "seed", "partner", "against", "tempering", "floor", "skip_above",
+                 "skip_on", "target", "search", "boards_per_task")
 NETWORK_SEATS = {"self": (0, 1, 2, 3), "rule": (0, 1)}  # N and E: each with the rule bidder as partner
+AGAINST_SEATS = (0, 2)  # `against`: the network N-S, the other agent E-W
 NEAR_CERTAIN = "near_certain"
 
 
@@ -59,6 +61,7 @@ class SelfPlayConfig:
     deals: int = 24  # fresh train-split deals per generation
     seed: int = 7000  # generation g plays the deals of synth seed `seed + g`
     partner: str = "self"  # self: the network in all four seats | rule: the rule bidder partners it (compatible)
+    against: str = ""  # "": the network bids E-W too | an agent (rule, ben-nosearch, bsm@FILE) bids E-W
     tempering: float = 3.0  # the prior of the soft update is pi^(1 / tempering), renormalised
     floor: float = 0.02  # ... mixed with this much of the uniform over the legal calls
     skip_above: float = 0.95  # no search where the top call has at least this ...
@@ -83,6 +86,8 @@ class SelfPlayConfig:
     def __post_init__(self):
         if self.partner not in PARTNERS:
             raise ValueError(f"selfplay.partner must be one of {PARTNERS}, not {self.partner!r}")
+        if self.against and self.partner != "self":
+            raise ValueError("selfplay.against goes with partner: self (the network N-S, the other agent E-W)")
         if self.skip_on not in SKIP_ON:
             raise ValueError(f"selfplay.skip_on must be one of {SKIP_ON}, not {self.skip_on!r}")
         if self.target not in TARGETS:
@@ -106,17 +111,23 @@ def train_deals(seed: int, count: int) -> Iterator[tuple[int, np.ndarray]]:
 
 
 class Actor:
-    """Plays self-play boards; `search` holds the network (and, compatible, the partner's BSM)."""
+    """Plays self-play boards; `search` holds the network (and, compatible, the partner's BSM);
+    `opponent`, with `against`, is the agent at E-W (anything with next_call and reseed)."""
 
-    def __init__(self, network: Bidder, search: MonteCarloSearch, config: SelfPlayConfig):
-        self.network, self.search, self.config = network, search, config
+    def __init__(self, network: Bidder, search: MonteCarloSearch, config: SelfPlayConfig, opponent=None):
+        if bool(config.against) != (opponent is not None):
+            raise ValueError("selfplay.against names the agent at E-W: give it as `opponent` (and only then)")
+        self.network, self.search, self.config, self.opponent = network, search, config, opponent
         self.rule = RuleBidder() if config.partner == "rule" else None
+        self.seats = AGAINST_SEATS if config.against else NETWORK_SEATS[config.partner]
 
     def play(self, generation: int, board: int, owner: np.ndarray) -> list[dict]:
         """The SELFPLAY_DECISIONS rows of one board (1-based `board`), one per call in order."""
         cfg = self.config
         rng = np.random.default_rng([cfg.seed, generation, board])
         self.search.reseed(int(rng.integers(2 ** 63)))
+        if self.opponent is not None:
+            self.opponent.reseed(int(rng.integers(2 ** 63)))
         dealer, vul = duplicate_dealer(board), duplicate_vulnerability(board)
         hands = hands_from_owner(owner)
         state = AuctionState.start(dealer)
@@ -126,11 +137,14 @@ class Actor:
         while not state.finished:
             seat = state.to_call
             where = base | {"position": len(state.calls), "seat": seat, "auction": list(state.calls)}
-            if seat in NETWORK_SEATS[cfg.partner]:
+            if seat in self.seats:
                 row = where | self.decide(hands[seat], list(state.calls), dealer, vul, rng)
+            elif self.opponent is not None:
+                call = self.opponent.next_call(hands[seat], list(state.calls), dealer, vul)
+                row = where | fixed_decision(call, "opponent")
             else:
                 call = self.rule.next_call(hands[seat], list(state.calls), dealer, vul)
-                row = where | rule_decision(call)
+                row = where | fixed_decision(call, "rule")
             rows.append(row)
             state.add(row["call"])
         return rows
@@ -198,8 +212,9 @@ class Actor:
                 "prior_best": int(np.argmax(prior)), "policy_best": call}
 
 
-def rule_decision(call: int) -> dict:
-    """A rule-bidder partner's call as a decision row: its only candidate, played for sure."""
-    return {"actor": "rule", "searched": False, "skipped": "rule", "candidates": [call], "prior": [1.0],
+def fixed_decision(call: int, actor: str) -> dict:
+    """A call of another agent (the rule-bidder partner, the `against` opponent) as a decision row:
+    its only candidate, played for sure, and never trained on."""
+    return {"actor": actor, "searched": False, "skipped": actor, "candidates": [call], "prior": [1.0],
             "tempered": [1.0], "q": None, "se": None, "samples": 0, "policy": [1.0], "target": [1.0], "call": call,
             "prior_best": call, "policy_best": call}
