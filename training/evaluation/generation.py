@@ -182,7 +182,8 @@ def plot(rows: list[dict], path: Path) -> None:
         imps_axis.errorbar(x, y, yerr=spread, marker="o", capsize=3, label=label)
     imps_axis.axhline(0, color="grey", linewidth=0.5)
     imps_axis.set(xlabel=x_label, ylabel="IMPs/board (95% interval)", title="raw network, team matches")
-    imps_axis.legend()
+    if imps_axis.get_legend_handles_labels()[0]:  # none where no yardstick match was played
+        imps_axis.legend()
     points = [row for row in rows if row["facit_percent"] is not None]
     spread = [[row["facit_vs_base"] - row["facit_vs_base_low"] if row["facit_vs_base"] is not None else 0 for row in points],
               [row["facit_vs_base_high"] - row["facit_vs_base"] if row["facit_vs_base"] is not None else 0 for row in points]]
