@@ -157,6 +157,13 @@ def training_hours(rows: list[dict]) -> list[float] | None:
     return hours if all(value is not None for value in hours) and any(hours) else None
 
 
+def error_bars(points: list[dict], column: str) -> list[list[float]]:
+    """[below, above] each row's `column`: the reach of its 95% interval (COLUMN_low, COLUMN_high),
+    0 where it has none (no paired interval without a base agent)."""
+    return [[row[column] - row[f"{column}_low"] if row[f"{column}_low"] is not None else 0 for row in points],
+            [row[f"{column}_high"] - row[column] if row[f"{column}_high"] is not None else 0 for row in points]]
+
+
 def plot(rows: list[dict], path: Path) -> None:
     """IMPs/board (vs base, vs rule; 95% intervals) and the Facit percent, by generation or by
     training hours where every row has them."""
@@ -177,18 +184,14 @@ def plot(rows: list[dict], path: Path) -> None:
             continue
         x = [x_of[row["generation"]] for row in points]
         y = [row[column] for row in points]
-        spread = [[row[column] - (row[f"{column}_low"] if row[f"{column}_low"] is not None else row[column]) for row in points],
-                  [(row[f"{column}_high"] if row[f"{column}_high"] is not None else row[column]) - row[column] for row in points]]
-        imps_axis.errorbar(x, y, yerr=spread, marker="o", capsize=3, label=label)
+        imps_axis.errorbar(x, y, yerr=error_bars(points, column), marker="o", capsize=3, label=label)
     imps_axis.axhline(0, color="grey", linewidth=0.5)
     imps_axis.set(xlabel=x_label, ylabel="IMPs/board (95% interval)", title="raw network, team matches")
     if imps_axis.get_legend_handles_labels()[0]:  # none where no yardstick match was played
         imps_axis.legend()
     points = [row for row in rows if row["facit_percent"] is not None]
-    spread = [[row["facit_vs_base"] - row["facit_vs_base_low"] if row["facit_vs_base"] is not None else 0 for row in points],
-              [row["facit_vs_base_high"] - row["facit_vs_base"] if row["facit_vs_base"] is not None else 0 for row in points]]
     facit_axis.errorbar([x_of[row["generation"]] for row in points], [row["facit_percent"] for row in points],
-                        yerr=spread if points else None, marker="o", capsize=3)
+                        yerr=error_bars(points, "facit_vs_base") if points else None, marker="o", capsize=3)
     facit_axis.set(xlabel=x_label, ylabel="percent of top awards (paired 95% vs gen 0)",
                    title="Facit, development problems")
     if not points:

@@ -118,8 +118,9 @@ class Actor:
         if bool(config.against) != (opponent is not None):
             raise ValueError("selfplay.against names the agent at E-W: give it as `opponent` (and only then)")
         self.network, self.search, self.config, self.opponent = network, search, config, opponent
-        self.rule = RuleBidder() if config.partner == "rule" else None
         self.seats = AGAINST_SEATS if config.against else NETWORK_SEATS[config.partner]
+        # who bids the other seats, and the actor their rows name
+        self.other, self.other_actor = (RuleBidder(), "rule") if config.partner == "rule" else (opponent, "opponent")
 
     def play(self, generation: int, board: int, owner: np.ndarray) -> list[dict]:
         """The SELFPLAY_DECISIONS rows of one board (1-based `board`), one per call in order."""
@@ -139,12 +140,9 @@ class Actor:
             where = base | {"position": len(state.calls), "seat": seat, "auction": list(state.calls)}
             if seat in self.seats:
                 row = where | self.decide(hands[seat], list(state.calls), dealer, vul, rng)
-            elif self.opponent is not None:
-                call = self.opponent.next_call(hands[seat], list(state.calls), dealer, vul)
-                row = where | fixed_decision(call, "opponent")
             else:
-                call = self.rule.next_call(hands[seat], list(state.calls), dealer, vul)
-                row = where | fixed_decision(call, "rule")
+                call = self.other.next_call(hands[seat], list(state.calls), dealer, vul)
+                row = where | fixed_decision(call, self.other_actor)
             rows.append(row)
             state.add(row["call"])
         return rows
