@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from bridgeflow.dataset.encodings import parse_auction
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.training.evaluation import compare_runs
 from bridgeflow.training.evaluation.matches import summary
@@ -20,7 +21,8 @@ def evaluate_run(folder, match: str, imps_by_deal: dict[int, int]):
     deals = sorted(imps_by_deal, reverse=True)
     pq.write_table(pa.table({"match": [match] * len(deals) + ["other:rule"], "board": list(range(len(deals) + 1)),
                              "deal_id": pa.array(deals + [999], pa.uint64()),
-                             "imps": [imps_by_deal[d] for d in deals] + [50]}), folder / "boards.parquet")
+                             "imps": [imps_by_deal[d] for d in deals] + [50], "dealer": [0] * (len(deals) + 1),
+                             "auctions": [[[0] * 4] * 2] * (len(deals) + 1)}), folder / "boards.parquet")
     return folder
 
 
@@ -75,6 +77,39 @@ def test_the_cli_writes_the_comparison(tmp_path, capsys):
     written = json.loads(out.read_text())
     assert written["paired"]["mean_imps"] == pytest.approx(3.0)
     assert json.loads(capsys.readouterr().out) == written["paired"]
+
+
+def test_evaluate_runs_say_which_changed_calls_the_difference_came_from(tmp_path, capsys):
+    def run(folder, boards):  # boards: (deal_id, dealer, [table 1 auction, table 2 auction], imps)
+        folder.mkdir()
+        pq.write_table(pa.table({
+            "match": ["search:rule"] * len(boards), "deal_id": pa.array([b[0] for b in boards], pa.uint64()),
+            "dealer": pa.array([b[1] for b in boards], pa.int8()),
+            "auctions": pa.array([[parse_auction(a) for a in b[2]] for b in boards], pa.list_(pa.list_(pa.int8()))),
+            "imps": [b[3] for b in boards]}), folder / "boards.parquet")
+        return f"{folder}:search:rule"
+
+    new = run(tmp_path / "new", [
+        (1, 0, ["1H P 2H P P P", "1S P P P"], 5),  # table 1: N raised where it passed before, uncontested
+        (2, 1, ["1C X P P P", "1D 2D P P P"], -2),  # both tables differ: W's pass, S's higher bid
+        (3, 0, ["P P P P", "P P P P"], 0)])
+    old = run(tmp_path / "old", [
+        (1, 0, ["1H P P P", "1S P P P"], 1),
+        (2, 1, ["1C X 1S P P P", "1D 2C P P P"], 2),  # E opened, S doubled or overcalled: contested
+        (3, 0, ["P P P P", "P P P P"], 0)])
+    where = compare_runs.compare(new, old)["differences"]
+    assert (where["boards"], where["tables"]) == (3, 3)
+    assert where["by_change"] == [
+        {"change": "Pass -> bid", "contested": False, "tables": 1, "imps": 4.0, "won": 1, "lost": 0},
+        {"change": "bid -> Pass", "contested": True, "tables": 1, "imps": -2.0, "won": 0, "lost": 1},
+        {"change": "higher bid", "contested": True, "tables": 1, "imps": -2.0, "won": 0, "lost": 1}]
+    compare_runs.run(["--first", new, "--second", old])
+    err = capsys.readouterr().err
+    assert "3 tables of 3 boards bid differently" in err
+    assert [line.split()[-6:] for line in err.splitlines() if line.startswith("Pass -> bid")] == [
+        ["no", "1", "+4.0", "+1.333", "1", "0"]]
+    challenge = challenge_run(tmp_path / "c", "bsm", [1], [2])
+    assert compare_runs.compare(f"{challenge}:bsm", f"{challenge}:bsm")["differences"] is None
 
 
 def test_a_file_that_is_no_boards_parquet_is_one_line(tmp_path):

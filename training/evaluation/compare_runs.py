@@ -13,7 +13,15 @@ of both sides must be the same set; the answer is the same statistic the verbs u
 - challenge runs: the Facit points gained over the top awards in percent, with the paired
   bootstrap interval over problems (`problem_scores.paired_interval`, the same seed).
 
-The JSON written is {"kind", "first", "second", "paired"} with `paired` keyed as the verb keys it."""
+For evaluate runs it also says where the difference came from (`differences`): at each table
+whose auctions differ, the first call that differs (the second run's call -> the first's: Pass ->
+bid, Pass -> X, a higher or lower bid, ...), whether the caller's opponents had bid or doubled
+before it, and the board's IMP difference shared equally by its differing tables; summed per kind
+of change, with the tables won and lost. A search's gain over its network shows as the calls it
+overturns.
+
+The JSON written is {"kind", "first", "second", "paired", "differences"} with `paired` keyed as the
+verb keys it (`differences` null for challenge runs)."""
 
 from __future__ import annotations
 
@@ -28,6 +36,8 @@ import pyarrow.parquet as pq
 
 from bridgeflow.dataset.atomic import write_json
 from bridgeflow.dataset.errors import InputError, existing, output_file
+
+from bridgeflow.dataset.encodings import DOUBLE, PASS, REDOUBLE
 
 from .matches import summary
 from .problem_scores import paired_interval
@@ -47,7 +57,7 @@ def read_side(spec: str) -> tuple[str, dict[tuple, dict]]:
     except (OSError, pa.ArrowException) as error:
         raise InputError(f"{path}: not a readable Parquet file ({str(error).splitlines()[0][:200]})") from None
     kind, column = ("evaluate", "match") if "match" in table.column_names else ("challenge", "agent")
-    needed = {"match", "deal_id", "imps"} if kind == "evaluate" else {"agent", "file", "board", "points", "top_points"}
+    needed = {"match", "deal_id", "imps", "dealer", "auctions"} if kind == "evaluate" else {"agent", "file", "board", "points", "top_points"}
     if not needed <= set(table.column_names):
         raise InputError(f"{path}: not an evaluate or challenge boards.parquet (no {', '.join(sorted(needed - set(table.column_names)))})")
     rows = table.filter(pc.equal(table[column], name)).to_pylist()
@@ -69,9 +79,59 @@ def compare(first: str, second: str) -> dict:
     boards = sorted(a)
     if kind == "evaluate":
         paired = summary([a[board]["imps"] - b[board]["imps"] for board in boards])
+        where = differences([a[board] for board in boards], [b[board] for board in boards])
     else:
         paired = paired_interval([a[board] for board in boards], [b[board] for board in boards], CHALLENGE_SEED)
-    return {"kind": kind, "first": first, "second": second, "paired": paired}
+        where = None
+    return {"kind": kind, "first": first, "second": second, "paired": paired, "differences": where}
+
+
+def call_kind(call: int) -> str:
+    return {PASS: "Pass", DOUBLE: "X", REDOUBLE: "XX"}.get(call, "bid")
+
+
+def change(second: int, first: int) -> str:
+    """The kind of a changed call, the second run's call -> the first's."""
+    if call_kind(second) == call_kind(first) == "bid":
+        return "higher bid" if first > second else "lower bid"
+    return f"{call_kind(second)} -> {call_kind(first)}"
+
+
+def differences(first: list[dict], second: list[dict]) -> dict:
+    """Per kind of change at the first differing call of each table: tables, IMPs (each board's
+    difference shared by its differing tables), tables won and lost; most IMPs first."""
+    rows: dict[tuple[str, bool], dict] = {}
+    tables = 0
+    for new, old in zip(first, second):
+        changed = []
+        for auction, before in zip(new["auctions"], old["auctions"]):
+            at = next((i for i, (x, y) in enumerate(zip(auction, before)) if x != y), None)
+            if at is None:
+                continue
+            side = (new["dealer"] + at) % 2  # the caller's side; their opponents sat at the other parity
+            contested = any(call != PASS and (new["dealer"] + i) % 2 != side for i, call in enumerate(auction[:at]))
+            changed.append((change(before[at], auction[at]), contested))
+        tables += len(changed)
+        for key in changed:
+            share = (new["imps"] - old["imps"]) / len(changed)
+            row = rows.setdefault(key, {"change": key[0], "contested": key[1], "tables": 0, "imps": 0.0,
+                                        "won": 0, "lost": 0})
+            row["tables"] += 1
+            row["imps"] += share
+            row["won"] += share > 0
+            row["lost"] += share < 0
+    return {"boards": len(first), "tables": tables,
+            "by_change": sorted(rows.values(), key=lambda row: (-row["imps"], row["change"], row["contested"]))}
+
+
+def format_differences(where: dict) -> str:
+    lines = [f"{where['tables']} tables of {where['boards']} boards bid differently; by the first call that differs "
+             "(second -> first), IMPs per board of all boards:",
+             f"{'change':<16} {'contested':<9} {'tables':>6} {'IMPs':>8} {'per board':>9} {'won':>4} {'lost':>4}"]
+    for row in where["by_change"]:
+        lines.append(f"{row['change']:<16} {'yes' if row['contested'] else 'no':<9} {row['tables']:>6} "
+                     f"{row['imps']:>+8.1f} {row['imps'] / where['boards']:>+9.3f} {row['won']:>4} {row['lost']:>4}")
+    return "\n".join(lines)
 
 
 def run(argv: list[str] | None = None) -> dict:
@@ -89,6 +149,8 @@ def run(argv: list[str] | None = None) -> dict:
     if out:
         write_json(out, result)  # its folder made if missing
     print(json.dumps(result["paired"]))
+    if result["differences"]:
+        print(format_differences(result["differences"]), file=sys.stderr)
     return result
 
 
