@@ -26,11 +26,12 @@ def evaluate_run(folder, match: str, imps_by_deal: dict[int, int]):
     return folder
 
 
-def challenge_run(folder, agent: str, points: list[int], top: list[int]):
+def challenge_run(folder, agent: str, points: list[int], top: list[int], contracts: list[str] | None = None):
     folder.mkdir()
     boards = list(range(1, len(points) + 1))
     pq.write_table(pa.table({"file": ["BW.pbn"] * len(points), "board": boards, "agent": [agent] * len(points),
-                             "points": points, "top_points": top}), folder / "boards.parquet")
+                             "contract": contracts or ["N4S"] * len(points), "points": points, "top_points": top,
+                             "top_contract": ["4S"] * len(points)}), folder / "boards.parquet")
     return folder
 
 
@@ -108,8 +109,16 @@ def test_evaluate_runs_say_which_changed_calls_the_difference_came_from(tmp_path
     assert "3 tables of 3 boards bid differently" in err
     assert [line.split()[-6:] for line in err.splitlines() if line.startswith("Pass -> bid")] == [
         ["no", "1", "+4.0", "+1.333", "1", "0"]]
-    challenge = challenge_run(tmp_path / "c", "bsm", [1], [2])
-    assert compare_runs.compare(f"{challenge}:bsm", f"{challenge}:bsm")["differences"] is None
+
+
+def test_challenge_runs_list_the_problems_bid_to_another_contract(tmp_path, capsys):
+    first = challenge_run(tmp_path / "a", "search", [10, 4, 7], [10, 10, 8], ["N4S", "S6S", "N3N"])
+    second = challenge_run(tmp_path / "b", "search", [6, 4, 7], [10, 10, 8], ["N4H", "S6S", "S3N"])
+    changed = [{"file": "BW.pbn", "board": 1, "second": "N4H", "first": "N4S", "points": [6, 10], "top": ["4S", 10]},
+               {"file": "BW.pbn", "board": 3, "second": "S3N", "first": "N3N", "points": [7, 7], "top": ["4S", 8]}]
+    assert compare_runs.compare(f"{first}:search", f"{second}:search")["differences"] == changed
+    compare_runs.run(["--first", f"{first}:search", "--second", f"{second}:search"])
+    assert "BW.pbn board 1: N4H -> N4S, 6 -> 10 of 10 (4S)" in capsys.readouterr().err
 
 
 def test_a_file_that_is_no_boards_parquet_is_one_line(tmp_path):
@@ -121,5 +130,5 @@ def test_a_file_that_is_no_boards_parquet_is_one_line(tmp_path):
     other = tmp_path / "other"
     other.mkdir()
     pq.write_table(pa.table({"agent": ["bsm"], "board": [1]}), other / "boards.parquet")
-    with pytest.raises(InputError, match="not an evaluate or challenge boards.parquet .no file, points, top_points"):
+    with pytest.raises(InputError, match="not an evaluate or challenge boards.parquet .no contract, file, points, top_contract, top_points"):
         compare_runs.compare(f"{other}:bsm", f"{other}:bsm")

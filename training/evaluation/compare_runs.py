@@ -18,10 +18,11 @@ whose auctions differ, the first call that differs (the second run's call -> the
 bid, Pass -> X, a higher or lower bid, ...), whether the caller's opponents had bid or doubled
 before it, and the board's IMP difference shared equally by its differing tables; summed per kind
 of change, with the tables won and lost. A search's gain over its network shows as the calls it
-overturns.
+overturns. For challenge runs `differences` lists the problems bid to another contract: the
+second run's contract and points -> the first's, against the top award.
 
 The JSON written is {"kind", "first", "second", "paired", "differences"} with `paired` keyed as the
-verb keys it (`differences` null for challenge runs)."""
+verb keys it."""
 
 from __future__ import annotations
 
@@ -57,7 +58,8 @@ def read_side(spec: str) -> tuple[str, dict[tuple, dict]]:
     except (OSError, pa.ArrowException) as error:
         raise InputError(f"{path}: not a readable Parquet file ({str(error).splitlines()[0][:200]})") from None
     kind, column = ("evaluate", "match") if "match" in table.column_names else ("challenge", "agent")
-    needed = {"match", "deal_id", "imps", "dealer", "auctions"} if kind == "evaluate" else {"agent", "file", "board", "points", "top_points"}
+    needed = ({"match", "deal_id", "imps", "dealer", "auctions"} if kind == "evaluate"
+              else {"agent", "file", "board", "contract", "points", "top_points", "top_contract"})
     if not needed <= set(table.column_names):
         raise InputError(f"{path}: not an evaluate or challenge boards.parquet (no {', '.join(sorted(needed - set(table.column_names)))})")
     rows = table.filter(pc.equal(table[column], name)).to_pylist()
@@ -82,7 +84,7 @@ def compare(first: str, second: str) -> dict:
         where = differences([a[board] for board in boards], [b[board] for board in boards])
     else:
         paired = paired_interval([a[board] for board in boards], [b[board] for board in boards], CHALLENGE_SEED)
-        where = None
+        where = changed_problems([a[board] for board in boards], [b[board] for board in boards])
     return {"kind": kind, "first": first, "second": second, "paired": paired, "differences": where}
 
 
@@ -124,6 +126,20 @@ def differences(first: list[dict], second: list[dict]) -> dict:
             "by_change": sorted(rows.values(), key=lambda row: (-row["imps"], row["change"], row["contested"]))}
 
 
+def changed_problems(first: list[dict], second: list[dict]) -> list[dict]:
+    """The problems the two runs bid to different contracts, in problem order."""
+    return [{"file": new["file"], "board": new["board"], "second": old["contract"], "first": new["contract"],
+             "points": [old["points"], new["points"]], "top": [new["top_contract"], new["top_points"]]}
+            for new, old in zip(first, second) if new["contract"] != old["contract"]]
+
+
+def format_changed(changed: list[dict]) -> str:
+    lines = [f"{len(changed)} problems bid to another contract (second -> first, points, top award):"]
+    lines += [f"{row['file']} board {row['board']}: {row['second']} -> {row['first']}, "
+              f"{row['points'][0]} -> {row['points'][1]} of {row['top'][1]} ({row['top'][0]})" for row in changed]
+    return "\n".join(lines)
+
+
 def format_differences(where: dict) -> str:
     lines = [f"{where['tables']} tables of {where['boards']} boards bid differently; by the first call that differs "
              "(second -> first), IMPs per board of all boards:",
@@ -149,8 +165,8 @@ def run(argv: list[str] | None = None) -> dict:
     if out:
         write_json(out, result)  # its folder made if missing
     print(json.dumps(result["paired"]))
-    if result["differences"]:
-        print(format_differences(result["differences"]), file=sys.stderr)
+    where = result["differences"]
+    print(format_differences(where) if result["kind"] == "evaluate" else format_changed(where), file=sys.stderr)
     return result
 
 
