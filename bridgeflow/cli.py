@@ -27,7 +27,7 @@ VERBS = {
     "bid": ("bridgeflow.training.search.monte_carlo", "Monte Carlo bidding search for one decision, with its evidence"),
     "evaluate": ("bridgeflow.training.evaluation.evaluate", "duplicate match in IMPs on DD-scored test boards"),
     "challenge": ("bridgeflow.training.evaluation.challenge", "bid BEN's Challenges problems, scored by their Facit award tables"),
-    "compare": ("bridgeflow.training.evaluation.compare_runs", "two evaluate or challenge runs on the same boards, paired (settings one per run)"),
+    "compare": ("bridgeflow.training.evaluation.compare_runs", "two evaluate or challenge runs on the same boards, paired, and the calls or problems where they differ"),
     "generation": ("bridgeflow.training.evaluation.generation", "measure one generation of a learning loop: raw-network matches, Facit, history plot"),
     "report": ("bridgeflow.training.evaluation.board_report", "a run's boards as one self-contained HTML page (hands, auctions, results)"),
     "explain": ("bridgeflow.training.bidding.explain", "a trained BSM's call probabilities and beliefs for one hand (PNG + text)"),

@@ -22,7 +22,8 @@ def evaluate_run(folder, match: str, imps_by_deal: dict[int, int]):
     pq.write_table(pa.table({"match": [match] * len(deals) + ["other:rule"], "board": list(range(len(deals) + 1)),
                              "deal_id": pa.array(deals + [999], pa.uint64()),
                              "imps": [imps_by_deal[d] for d in deals] + [50], "dealer": [0] * (len(deals) + 1),
-                             "auctions": [[[0] * 4] * 2] * (len(deals) + 1)}), folder / "boards.parquet")
+                             "auctions": [[[0] * 4] * 2] * (len(deals) + 1),
+                             "contracts": [["Pass", "Pass"]] * (len(deals) + 1)}), folder / "boards.parquet")
     return folder
 
 
@@ -87,26 +88,39 @@ def test_evaluate_runs_say_which_changed_calls_the_difference_came_from(tmp_path
             "match": ["search:rule"] * len(boards), "deal_id": pa.array([b[0] for b in boards], pa.uint64()),
             "dealer": pa.array([b[1] for b in boards], pa.int8()),
             "auctions": pa.array([[parse_auction(a) for a in b[2]] for b in boards], pa.list_(pa.list_(pa.int8()))),
+            "contracts": [b[4] for b in boards], "board": [b[0] for b in boards],
             "imps": [b[3] for b in boards]}), folder / "boards.parquet")
         return f"{folder}:search:rule"
 
     new = run(tmp_path / "new", [
-        (1, 0, ["1H P 2H P P P", "1S P P P"], 5),  # table 1: N raised where it passed before, uncontested
-        (2, 1, ["1C X P P P", "1D 2D P P P"], -2),  # both tables differ: W's pass, S's higher bid
-        (3, 0, ["P P P P", "P P P P"], 0)])
+        (1, 0, ["1H P 2H P P P", "1S P P P"], 5, ["2H-N", "1S-N"]),  # table 1: N raised where it passed before
+        (2, 1, ["1C X P P P", "1D 2D P P P"], -2, ["1CX-E", "2D-S"]),  # both tables differ: W's pass, S's higher bid
+        (3, 0, ["P P P P", "P P P P"], 0, ["Pass", "Pass"])])
     old = run(tmp_path / "old", [
-        (1, 0, ["1H P P P", "1S P P P"], 1),
-        (2, 1, ["1C X 1S P P P", "1D 2C P P P"], 2),  # E opened, S doubled or overcalled: contested
-        (3, 0, ["P P P P", "P P P P"], 0)])
-    where = compare_runs.compare(new, old)["differences"]
+        (1, 0, ["1H P P P", "1S P P P"], 1, ["1H-N", "1S-N"]),
+        (2, 1, ["1C X 1S P P P", "1D 2C P P P"], 2, ["1S-W", "2C-S"]),  # E opened, S doubled or overcalled: contested
+        (3, 0, ["P P P P", "P P P P"], 0, ["Pass", "Pass"])])
+    result = compare_runs.compare(new, old, swings=2)
+    where = result["differences"]
     assert (where["boards"], where["tables"]) == (3, 3)
     assert where["by_change"] == [
         {"change": "Pass -> bid", "contested": False, "tables": 1, "imps": 4.0, "won": 1, "lost": 0},
         {"change": "bid -> Pass", "contested": True, "tables": 1, "imps": -2.0, "won": 0, "lost": 1},
         {"change": "higher bid", "contested": True, "tables": 1, "imps": -2.0, "won": 0, "lost": 1}]
+    assert result["swings"] == [  # the largest differences first, ties in deal order: board 1 (+4), board 2 (-4)
+        {"deal_id": 1, "board": 1, "dealer": "N", "imps": [1, 5],
+         "tables": [{"table": 1, "second": "1H P P P", "first": "1H P 2H P P P", "contracts": ["1H-N", "2H-N"]}]},
+        {"deal_id": 2, "board": 2, "dealer": "E", "imps": [2, -2],
+         "tables": [{"table": 1, "second": "1C X 1S P P P", "first": "1C X P P P", "contracts": ["1S-W", "1CX-E"]},
+                    {"table": 2, "second": "1D 2C P P P", "first": "1D 2D P P P", "contracts": ["2C-S", "2D-S"]}]}]
+    assert compare_runs.compare(new, old, swings=0)["swings"] == []
     compare_runs.run(["--first", new, "--second", old])
     err = capsys.readouterr().err
     assert "3 tables of 3 boards bid differently" in err
+    assert "  table 2: 1D 2C P P P (2C-S) -> 1D 2D P P P (2D-S)" in err
+    with pytest.raises(SystemExit):
+        compare_runs.run(["--first", new, "--second", old, "--swings", "-1"])
+    assert "--swings must be >= 0" in capsys.readouterr().err
     assert [line.split()[-6:] for line in err.splitlines() if line.startswith("Pass -> bid")] == [
         ["no", "1", "+4.0", "+1.333", "1", "0"]]
 

@@ -18,11 +18,13 @@ whose auctions differ, the first call that differs (the second run's call -> the
 bid, Pass -> X, a higher or lower bid, ...), whether the caller's opponents had bid or doubled
 before it, and the board's IMP difference shared equally by its differing tables; summed per kind
 of change, with the tables won and lost. A search's gain over its network shows as the calls it
-overturns. For challenge runs `differences` lists the problems bid to another contract: the
-second run's contract and points -> the first's, against the top award.
+overturns; `swings` are the boards with the largest differences (`--swings N`), both runs'
+auctions and contracts at their differing tables, to read. For challenge runs `differences` lists
+the problems bid to another contract: the second run's contract and points -> the first's, against
+the top award.
 
-The JSON written is {"kind", "first", "second", "paired", "differences"} with `paired` keyed as the
-verb keys it."""
+The JSON written is {"kind", "first", "second", "paired", "differences", "swings"} with `paired`
+keyed as the verb keys it (`swings` empty for challenge runs)."""
 
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ import pyarrow.parquet as pq
 from bridgeflow.dataset.atomic import write_json
 from bridgeflow.dataset.errors import InputError, existing, output_file
 
-from bridgeflow.dataset.encodings import DOUBLE, PASS, REDOUBLE
+from bridgeflow.dataset.encodings import DOUBLE, PASS, REDOUBLE, SEATS, call_name
 
 from .matches import summary
 from .problem_scores import paired_interval
@@ -58,7 +60,7 @@ def read_side(spec: str) -> tuple[str, dict[tuple, dict]]:
     except (OSError, pa.ArrowException) as error:
         raise InputError(f"{path}: not a readable Parquet file ({str(error).splitlines()[0][:200]})") from None
     kind, column = ("evaluate", "match") if "match" in table.column_names else ("challenge", "agent")
-    needed = ({"match", "deal_id", "imps", "dealer", "auctions"} if kind == "evaluate"
+    needed = ({"match", "deal_id", "imps", "dealer", "auctions", "contracts"} if kind == "evaluate"
               else {"agent", "file", "board", "contract", "points", "top_points", "top_contract"})
     if not needed <= set(table.column_names):
         raise InputError(f"{path}: not an evaluate or challenge boards.parquet (no {', '.join(sorted(needed - set(table.column_names)))})")
@@ -70,8 +72,8 @@ def read_side(spec: str) -> tuple[str, dict[tuple, dict]]:
     return kind, {key(row): row for row in rows}
 
 
-def compare(first: str, second: str) -> dict:
-    """The paired statistic of `first` minus `second` (see the module docstring)."""
+def compare(first: str, second: str, swings: int = 5) -> dict:
+    """The paired statistic of `first` minus `second` and where they differ (module docstring)."""
     (kind, a), (other_kind, b) = read_side(first), read_side(second)
     if kind != other_kind:
         raise InputError(f"{first} comes from {kind}, {second} from {other_kind}: nothing to pair")
@@ -82,10 +84,22 @@ def compare(first: str, second: str) -> dict:
     if kind == "evaluate":
         paired = summary([a[board]["imps"] - b[board]["imps"] for board in boards])
         where = differences([a[board] for board in boards], [b[board] for board in boards])
+        largest = sorted(boards, key=lambda board: -abs(a[board]["imps"] - b[board]["imps"]))[:swings]
+        shown = [swing(a[board], b[board]) for board in largest if a[board]["imps"] != b[board]["imps"]]
     else:
         paired = paired_interval([a[board] for board in boards], [b[board] for board in boards], CHALLENGE_SEED)
-        where = changed_problems([a[board] for board in boards], [b[board] for board in boards])
-    return {"kind": kind, "first": first, "second": second, "paired": paired, "differences": where}
+        where, shown = changed_problems([a[board] for board in boards], [b[board] for board in boards]), []
+    return {"kind": kind, "first": first, "second": second, "paired": paired, "differences": where, "swings": shown}
+
+
+def swing(new: dict, old: dict) -> dict:
+    """One board both runs played: the IMPs of each, and at each table bid differently the two
+    auctions (from the dealer) and contracts."""
+    tables = [{"table": t + 1, "second": " ".join(call_name(c) for c in before), "first": " ".join(call_name(c) for c in auction),
+               "contracts": [old["contracts"][t], new["contracts"][t]]}
+              for t, (auction, before) in enumerate(zip(new["auctions"], old["auctions"])) if list(auction) != list(before)]
+    return {"deal_id": new["deal_id"], "board": new.get("board"), "dealer": SEATS[new["dealer"]],
+            "imps": [old["imps"], new["imps"]], "tables": tables}
 
 
 def call_kind(call: int) -> str:
@@ -140,6 +154,17 @@ def format_changed(changed: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def format_swings(shown: list[dict]) -> str:
+    lines = [f"The {len(shown)} largest swings (IMPs second -> first; auctions from the dealer):"]
+    for row in shown:
+        lines.append(f"board {row['board']} (deal {row['deal_id']}), dealer {row['dealer']}: "
+                     f"{row['imps'][0]:+g} -> {row['imps'][1]:+g}")
+        for table in row["tables"]:
+            lines.append(f"  table {table['table']}: {table['second']} ({table['contracts'][0]}) -> "
+                         f"{table['first']} ({table['contracts'][1]})")
+    return "\n".join(lines)
+
+
 def format_differences(where: dict) -> str:
     lines = [f"{where['tables']} tables of {where['boards']} boards bid differently; by the first call that differs "
              "(second -> first), IMPs per board of all boards:",
@@ -155,11 +180,15 @@ def run(argv: list[str] | None = None) -> dict:
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--first", required=True, metavar="RUN:NAME", help="run folder and match or agent")
     parser.add_argument("--second", required=True, metavar="RUN:NAME", help="the same boards, the other settings")
+    parser.add_argument("--swings", type=int, default=5, metavar="N",
+                        help="evaluate runs: show the N boards with the largest differences (default 5)")
     parser.add_argument("--out", type=Path, help="write the comparison here as JSON")
     args = parser.parse_args(argv)
     try:
         out = args.out and output_file(args.out)
-        result = compare(args.first, args.second)
+        if args.swings < 0:
+            raise InputError(f"--swings must be >= 0, not {args.swings}")
+        result = compare(args.first, args.second, args.swings)
     except InputError as error:
         parser.error(str(error))
     if out:
@@ -167,6 +196,8 @@ def run(argv: list[str] | None = None) -> dict:
     print(json.dumps(result["paired"]))
     where = result["differences"]
     print(format_differences(where) if result["kind"] == "evaluate" else format_changed(where), file=sys.stderr)
+    if result["swings"]:
+        print(format_swings(result["swings"]), file=sys.stderr)
     return result
 
 
