@@ -78,7 +78,7 @@ def test_the_asker_signs_off_when_two_keycards_are_missing():
     one_missing = after("5C")  # 1: small slam allowed, no grand, no 5NT
     assert one_missing[[parse_call(c) for c in ("7S", "7NT", "5NT")]].sum() == 0
     assert one_missing[parse_call("6S")] > 0 and np.isclose(one_missing.sum(), 1)
-    np.testing.assert_array_equal(after("5H"), flat())  # 2: all five, the network decides
+    assert best(after("5H")) == "5NT"  # 2: all five and the queen: ask for kings
     weak = hand("AT542.KQ3.Q2.K32")  # SA only
     assert best(keycards.ruled(flat(), weak, parse_auction("1S P 3S P 4NT P 5S P"))) == "P"  # 5S is the sign-off
     clubs = keycards.ruled(flat(), hand("A.KQ3.Q2.QJT86532"), parse_auction("1C P 3C P 4NT P 5H P"))
@@ -127,3 +127,32 @@ def test_one_keycard_and_the_queen_unknown_asks_for_the_queen():
     # Hearts, 4 keycards and 5D (0): the next step would be 5S, above five hearts: no queen ask.
     hearts = keycards.ruled(flat(), hand("A2.AK652.A2.432"), parse_auction("1H P 3H P 4NT P 5D P"))
     assert hearts[parse_call("5S")] > 0 and hearts[parse_call("7H")] == 0
+
+
+def test_all_keycards_and_the_queen_ask_for_kings_and_the_grand_is_compared():
+    asker = hand("AKQJ4.KQ3.A2.K32")  # SA SK DA and the queen
+    asked = "1S P 3S P 4NT P 5H P"    # 2: none missing
+    assert best(keycards.ruled(flat(), asker, parse_auction(asked))) == "5NT"
+    assert keycards.situation(parse_auction(asked + " 5NT P")) == ("kings", 3)
+    for responder, reply in (("T9876.A54.K54.Q6", "6D"), ("T9876.A54.Q54.Q6", "6C"), ("T987.A54.K54.KQ6", "6H")):
+        assert best(keycards.ruled(flat(), hand(responder), parse_auction(asked + " 5NT P"))) == reply  # side kings
+    counted = parse_auction(asked + " 5NT P 6D P")
+    assert keycards.situation(counted) == ("counted", 3)
+    assert keycards.grand_slams(counted) == [parse_call("7S"), parse_call("7NT")]
+    assert keycards.grand_slams(parse_auction(asked)) == []
+    choice = keycards.ruled(flat(), asker, counted)  # six, 6NT or a grand, by the network's belief
+    assert sorted(call_name(c) for c in np.flatnonzero(choice)) == ["6NT", "6S", "7NT", "7S"]
+    assert np.isclose(choice.sum(), 1)
+    passed = keycards.ruled(flat(), asker, parse_auction(asked + " 5NT P 6S P"))  # 3 kings: 6S, pass it or go on
+    assert sorted(call_name(c) for c in np.flatnonzero(passed)) == ["6NT", "7NT", "7S", "P"]
+    only_hearts = np.zeros(NUM_CALLS)
+    only_hearts[parse_call("6H")] = 1.0  # the network believes in none of them: the small slam
+    assert best(keycards.ruled(only_hearts, asker, counted)) == "6S"
+    # Without the queen (5H: 2 without it, the asker lacks it too) no king ask: the network's call.
+    np.testing.assert_array_equal(keycards.ruled(flat(), hand("AKJT4.KQ3.A2.K32"), parse_auction(asked)), flat())
+
+
+def test_a_void_with_no_keycard_missing_still_asks_for_kings():
+    # SK DA CA and the queen, partner's 5H two more: all five held; the heart void must not make it "-1 missing"
+    probs = keycards.ruled(flat(), hand("KQ9854..A976.AT8"), parse_auction("P 1C P 1S P 2S P 4NT P 5H P"))
+    assert best(probs) == "5NT"

@@ -16,7 +16,13 @@ bidder (the `bsm` and `search` agents, the search's rollouts and its deal sample
   trumps, five otherwise, and the asker passes; otherwise one missing, no grand slam and no 5NT;
   none missing: the network's call. When the answer leaves two counts possible (0 or 3, 1 or 4),
   only what both allow is ruled out; a void in the asker's hand counts one keycard fewer missing
-  (the ace of that suit is no loser).
+  (the ace of that suit is no loser). None missing and the trump queen known to be held (the
+  asker's, or a 5S answer), with one count possible: 5NT, asking for kings;
+- the answer to 5NT: the side kings held, 6C = 0, 6D = 1, 6H = 2, 6S = 3;
+- the asker's call after it: the small slam (six of the trump suit, or passing it), 6NT, or the
+  grand (seven of the trump suit, 7NT), by the network's belief in them; the search compares the
+  grand slams whatever that belief (`grand_slams`), since deciding between six and seven is
+  what the asks were for and the network never learned the answers.
 
 A 4NT is a keycard ask when the asker's side has bid one suit by both partners (the trump suit:
 the latest such), and the answer and the sign-off come after passes; anything else (4NT over a
@@ -31,6 +37,7 @@ import numpy as np
 from bridgeflow.dataset.encodings import NUM_CALLS, PASS, bid_index, bid_strain, card_index, is_bid
 
 FOUR_NT = bid_index(4, 4)
+FIVE_NT = bid_index(5, 4)
 ANSWERS = [bid_index(5, strain) for strain in range(4)]  # 5C 5D 5H 5S
 GRAND_AND_5NT = np.array([bid_index(7, strain) for strain in range(5)] + [bid_index(5, 4)])
 ACES = np.array([card_index(suit, 12) for suit in range(4)])
@@ -79,8 +86,9 @@ def queen_ask(answered: int, trump: int) -> int | None:
 def situation(calls: Sequence[int]) -> tuple[str, int] | None:
     """(kind, trump) of the caller's call in a keycard sequence, kind one of "answer" (partner just
     asked), "ask" (partner answered the caller's 4NT), "queen" (partner asked for the trump queen
-    after the caller's answer), "placed" (partner answered the caller's queen ask); None outside
-    one. `calls`: the auction so far."""
+    after the caller's answer), "placed" (partner answered the caller's queen ask), "kings"
+    (partner asked for kings with 5NT after the caller's answer), "counted" (partner answered the
+    caller's 5NT); None outside one. `calls`: the auction so far."""
     n = len(calls)
     for back, kind in ((2, "answer"), (4, "ask"), (6, "queen"), (8, "placed")):
         if n < back or calls[n - back] != FOUR_NT or any(calls[n - k] != PASS for k in range(1, back, 2)):
@@ -88,12 +96,21 @@ def situation(calls: Sequence[int]) -> tuple[str, int] | None:
         trump = agreed_trump(calls[:n - back], n % 2)
         if trump is None or (back > 2 and calls[n - back + 2] not in ANSWERS):
             return None
+        if back > 4 and calls[n - back + 4] == FIVE_NT:
+            return ("kings" if back == 6 else "counted"), trump
         if back > 4 and calls[n - back + 4] != queen_ask(calls[n - back + 2], trump):
             return None
         if back > 6 and calls[n - 2] not in (bid_index(5, trump), bid_index(6, trump)):
             return None
         return kind, trump
     return None
+
+
+def grand_slams(calls: Sequence[int]) -> list[int]:
+    """Seven of the trump suit and 7NT when the caller is the asker after partner's answer to 5NT
+    (all the keycards and the trump queen are held: the grand is the question), else []."""
+    found = situation(calls)
+    return [bid_index(7, found[1]), bid_index(7, 4)] if found and found[0] == "counted" else []
 
 
 def ruled(probs: np.ndarray, hand: np.ndarray, calls: Sequence[int]) -> np.ndarray:
@@ -111,17 +128,23 @@ def ruled(probs: np.ndarray, hand: np.ndarray, calls: Sequence[int]) -> np.ndarr
         return _only(bid_index(6 if queen or trumps >= 5 else 5, trump))
     if kind == "placed":
         return _only(PASS)
+    if kind == "kings":
+        side_kings = sum(bool(hand[card_index(suit, 11)]) for suit in range(4) if suit != trump)
+        return _only(bid_index(6, side_kings))
+    if kind == "counted":
+        return slam_choice(probs, int(calls[-2]), trump)
     answered = int(calls[-2])
     counts = partner_counts(answered, held)
     fewest_missing = 5 - held - max(counts)  # the answer may mean two counts: what both allow
     if (hand.reshape(4, 13).sum(axis=1) == 0).any():  # a void: one missing ace may be in it, no loser
-        fewest_missing -= 1
+        fewest_missing = max(fewest_missing - 1, 0)
     queen_missing = not queen and answered == ANSWERS[2]
     if fewest_missing >= 2 or (fewest_missing == 1 and queen_missing):
         sign_off = bid_index(5, trump)
         return _only(sign_off if sign_off > answered else PASS if sign_off == answered else bid_index(6, trump))
     if fewest_missing == 0:
-        return probs
+        queen_held = queen or answered == ANSWERS[3]
+        return _only(FIVE_NT) if queen_held and len(counts) == 1 else probs
     step = queen_ask(answered, trump) if answered in ANSWERS[:2] else None
     if not queen and len(counts) == 1 and step is not None:
         return _only(step)
@@ -129,6 +152,23 @@ def ruled(probs: np.ndarray, hand: np.ndarray, calls: Sequence[int]) -> np.ndarr
     kept[GRAND_AND_5NT] = 0.0
     total = kept.sum()
     return kept / total if total > 0 else _only(bid_index(6, trump))
+
+
+def slam_choice(probs: np.ndarray, answered: int, trump: int) -> np.ndarray:
+    """The asker's call after partner's king answer `answered`: the network's belief restricted to
+    the small slam in the trump suit (passing it when that was the answer), 6NT and the grand slams
+    in the trump suit and notrump; the small slam (or the grand, when the answer passed six of
+    the trump suit) when the network believes in none of them."""
+    six, grand = bid_index(6, trump), bid_index(7, trump)
+    allowed = [grand, bid_index(7, 4)] + [call for call in (six, bid_index(6, 4)) if call > answered]
+    if answered == six:
+        allowed.append(PASS)
+    kept = np.zeros_like(probs)
+    kept[allowed] = probs[allowed]
+    total = kept.sum()
+    if total > 0:
+        return kept / total
+    return _only(PASS if answered == six else six if answered < six else grand)
 
 
 def _only(call: int) -> np.ndarray:

@@ -60,6 +60,7 @@ from bridgeflow.dataset.encodings import (
     call_name,
 )
 from bridgeflow.dataset.scoring import contract_scores, imps_array
+from bridgeflow.training.bidding import keycards
 from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.dd.dd_estimator import DDEstimator
 from bridgeflow.training.dd.exact_dd import ExactDD
@@ -98,7 +99,7 @@ class SearchConfig:
     prior: str = "linear"  # log: prior_temperature x log P | linear: prior_weight x P (BEN's bonus for the network's calls)
     prior_weight: float = 8.0  # prior=linear: IMPs for a sure call when only our side has bid (BEN: 200 points / 25)
     prior_weight_contested: float = 2.4  # prior=linear: the same once they have bid (BEN: 60 points / 25)
-    keycards: bool = True  # BSM-based agents (bsm, search): 4NT's answers and the asker's next call by rule (keycards.py)
+    keycards: bool = True  # BSM-based agents (bsm, search): 4NT's answers, the asker's next call and 5NT's answers by rule (keycards.py)
     opponents: str = ""  # a BSM (folder or model.pt) for the opponents' calls in sampling and rollouts; "": the searcher's own
     seed: int = 0
 
@@ -148,7 +149,7 @@ class Candidate:
     mean_score: float  # raw points for the player's side
     contracts: dict[str, int]  # final contract ('4SX-N', 'Pass') -> deals
     exact_imps: float | None = None  # exact_top: mean IMPs against the finalists' datum, exact DD scores
-    last_look: bool = False  # an alternative the last look added (not among the prior's candidates)
+    last_look: bool = False  # added by the last look or the grand slam check, not among the prior's candidates
 
 
 @dataclass
@@ -379,7 +380,11 @@ class MonteCarloSearch:
         prior_call = int(calls[0])
         added = np.zeros(0, np.int64)
         if cfg.last_look and PASS in calls and pass_may_be_last(state := replay(dealer, auction)):
-            added = np.setdiff1d(alternatives(state), calls)
+            added = alternatives(state)
+        if self.bidder.keycards:  # after the king ask the grand is the question: always compared
+            added = np.union1d(added, keycards.grand_slams(list(auction))).astype(np.int64)
+        if len(added):
+            added = np.setdiff1d(added, calls)
             calls = np.concatenate([calls, added])
             calls = calls[np.argsort(-prior[calls], kind="stable")]  # still likeliest first
         choice_prior = np.where(np.isin(calls, added), np.maximum(prior[calls], cfg.last_look_prior), prior[calls])
