@@ -38,9 +38,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from bridgeflow.dataset.atomic import write_json
-from bridgeflow.dataset.errors import InputError, existing, output_file
-
 from bridgeflow.dataset.encodings import DOUBLE, PASS, REDOUBLE, SEATS, call_name
+from bridgeflow.dataset.errors import InputError, existing, output_file
 
 from .matches import summary
 from .problem_scores import paired_interval
