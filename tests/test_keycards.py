@@ -42,6 +42,9 @@ def bidder() -> Bidder:
     ("1D P 1H P 2H P", 0, 2),             # the latest suit both bid
     ("1C P 1S P 2S P 3D P", 0, 3),        # diamonds bid by one partner only: still spades
     ("1C P 1S P 2S P 3C P", 0, 0),        # clubs bid by both, the later: clubs
+    ("P 1C P 1S P 2S P 4C P 4D P", 1, 3), # spades agreed, then 4C a cue bid (though N opened 1C)
+    ("1H P 3H P 4C P 4D P", 0, 2),        # cue bids after hearts
+    ("1C P 1H P 3C P 4C P", 0, 0),        # a minor agreed: 4C raises it
     ("1NT P 2NT P", 0, None),             # no suit: 4NT is quantitative
     ("1S 2H 3S 4H", 1, 2),                # their side's hearts
     ("1S 2H 3S 4H", 0, 3),
@@ -138,8 +141,8 @@ def test_all_keycards_and_the_queen_ask_for_kings_and_the_grand_is_compared():
         assert best(keycards.ruled(flat(), hand(responder), parse_auction(asked + " 5NT P"))) == reply  # side kings
     counted = parse_auction(asked + " 5NT P 6D P")
     assert keycards.situation(counted) == ("counted", 3)
-    assert keycards.grand_slams(counted) == [parse_call("7S"), parse_call("7NT")]
-    assert keycards.grand_slams(parse_auction(asked)) == []
+    assert keycards.grand_slams(asker, counted) == [parse_call("7S"), parse_call("7NT")]
+    assert keycards.grand_slams(asker, parse_auction(asked)) == []
     choice = keycards.ruled(flat(), asker, counted)  # six, 6NT or a grand, by the network's belief
     assert sorted(call_name(c) for c in np.flatnonzero(choice)) == ["6NT", "6S", "7NT", "7S"]
     assert np.isclose(choice.sum(), 1)
@@ -148,8 +151,28 @@ def test_all_keycards_and_the_queen_ask_for_kings_and_the_grand_is_compared():
     only_hearts = np.zeros(NUM_CALLS)
     only_hearts[parse_call("6H")] = 1.0  # the network believes in none of them: the small slam
     assert best(keycards.ruled(only_hearts, asker, counted)) == "6S"
-    # Without the queen (5H: 2 without it, the asker lacks it too) no king ask: the network's call.
-    np.testing.assert_array_equal(keycards.ruled(flat(), hand("AKJT4.KQ3.A2.K32"), parse_auction(asked)), flat())
+    # Without the queen (5H: 2 without it, the asker lacks it too): a small slam, no king ask, no grand.
+    small = keycards.ruled(flat(), hand("AKJT4.KQ3.A2.K32"), parse_auction(asked))
+    assert sorted(call_name(c) for c in np.flatnonzero(small)) == ["6NT", "6S"]
+
+
+def test_all_keycards_and_the_queen_unknown_ask_for_it_then_choose_the_slam():
+    asker = hand("AKJ54.KQ3.A2.A32")  # SA SK DA CA, no SQ
+    asked = "1S P 3S P 4NT P 5C P"    # 1 or 4: with the asker's 4, only 1: none missing
+    assert best(keycards.ruled(flat(), asker, parse_auction(asked))) == "5D"  # the queen ask
+    shown = parse_auction(asked + " 5D P 6S P")
+    assert keycards.situation(shown) == ("placed", 3)
+    choice = keycards.ruled(flat(), asker, shown)  # the queen shown: pass six, 6NT or a grand
+    assert sorted(call_name(c) for c in np.flatnonzero(choice)) == ["6NT", "7NT", "7S", "P"]
+    assert keycards.grand_slams(asker, shown) == [parse_call("7S"), parse_call("7NT")]
+    denied = parse_auction(asked + " 5D P 5S P")
+    assert best(keycards.ruled(flat(), asker, denied)) == "6S"  # no queen: the small slam
+    assert keycards.grand_slams(asker, denied) == []
+    one_missing = hand("AK654.KQ3.A2.432")  # 3 keycards: partner's 5C is 1, one missing
+    assert best(keycards.ruled(flat(), one_missing, parse_auction(asked))) == "5D"
+    assert best(keycards.ruled(flat(), one_missing, shown)) == "P"
+    assert best(keycards.ruled(flat(), one_missing, denied)) == "P"
+    assert keycards.grand_slams(one_missing, shown) == []
 
 
 def test_a_void_with_no_keycard_missing_still_asks_for_kings():

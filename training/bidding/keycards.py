@@ -13,16 +13,20 @@ bidder (the `bsm` and `search` agents, the search's rollouts and its deal sample
   the answer when it is that contract); one missing and the trump queen too, sign off; one missing
   and the queen unknown (5C or 5D answered), ask for it with the next step that is not the trump
   suit, when five of the trump suit is still above it: partner bids six with the queen or five
-  trumps, five otherwise, and the asker passes; otherwise one missing, no grand slam and no 5NT;
-  none missing: the network's call. When the answer leaves two counts possible (0 or 3, 1 or 4),
+  trumps, five otherwise, and the asker passes; otherwise one missing, no grand slam and no 5NT.
+  None missing and the queen unknown: the same queen ask; shown (six), the asker chooses among the
+  slams as after the king answer below; denied (five), the small slam. None missing and the queen
+  known to be missing: a small slam (six of the trump suit or 6NT, by the network's belief), no
+  grand and no king ask. When the answer leaves two counts possible (0 or 3, 1 or 4),
   only what both allow is ruled out; a void in the asker's hand counts one keycard fewer missing
   (the ace of that suit is no loser). None missing and the trump queen known to be held (the
   asker's, or a 5S answer), with one count possible: 5NT, asking for kings;
 - the answer to 5NT: the side kings held, 6C = 0, 6D = 1, 6H = 2, 6S = 3;
-- the asker's call after it: the small slam (six of the trump suit, or passing it), 6NT, or the
-  grand (seven of the trump suit, 7NT), by the network's belief in them; the search compares the
-  grand slams whatever that belief (`grand_slams`), since deciding between six and seven is
-  what the asks were for and the network never learned the answers.
+- the asker's call after it (or after the queen shown with none missing): the small slam (six of
+  the trump suit, or passing it), 6NT, or the grand (seven of the trump suit, 7NT), by the
+  network's belief in them; the search compares the grand slams whatever that belief
+  (`grand_slams`), since deciding between six and seven is what the asks were for and the network
+  never learned the answers.
 
 A 4NT is a keycard ask when the asker's side has bid one suit by both partners (the trump suit:
 the latest such), and the answer and the sign-off come after passes; anything else (4NT over a
@@ -34,7 +38,7 @@ from typing import Sequence
 
 import numpy as np
 
-from bridgeflow.dataset.encodings import NUM_CALLS, PASS, bid_index, bid_strain, card_index, is_bid
+from bridgeflow.dataset.encodings import NUM_CALLS, PASS, bid_index, bid_level, bid_strain, card_index, is_bid
 
 FOUR_NT = bid_index(4, 4)
 FIVE_NT = bid_index(5, 4)
@@ -45,17 +49,21 @@ ACES = np.array([card_index(suit, 12) for suit in range(4)])
 
 def agreed_trump(calls: Sequence[int], side: int) -> int | None:
     """The suit (0..3) both partners of `side` (the parity of their positions) have bid, the latest
-    if several; None when they have agreed none."""
+    if several; None when they have agreed none. Once a major is agreed, another suit bid at the
+    four level or higher is a cue bid (a control shown on the way to slam), not a new trump suit,
+    even when partner had bid it before."""
     bidders: dict[int, set[int]] = {}
-    latest: dict[int, int] = {}
+    trump = None
     for position in range(side, len(calls), 2):
         call = int(calls[position])
-        if is_bid(call) and bid_strain(call) < 4:
-            suit = bid_strain(call)
-            bidders.setdefault(suit, set()).add(position % 4)
-            latest[suit] = position
-    agreed = [suit for suit, seats in bidders.items() if len(seats) == 2]
-    return max(agreed, key=latest.__getitem__) if agreed else None
+        if not is_bid(call) or bid_strain(call) == 4:
+            continue
+        suit = bid_strain(call)
+        bidders.setdefault(suit, set()).add(position % 4)
+        cue_bid = trump in (2, 3) and suit != trump and bid_level(call) >= 4
+        if len(bidders[suit]) == 2 and not cue_bid:
+            trump = suit
+    return trump
 
 
 def keycards(hand: np.ndarray, trump: int) -> tuple[int, bool]:
@@ -106,11 +114,32 @@ def situation(calls: Sequence[int]) -> tuple[str, int] | None:
     return None
 
 
-def grand_slams(calls: Sequence[int]) -> list[int]:
-    """Seven of the trump suit and 7NT when the caller is the asker after partner's answer to 5NT
-    (all the keycards and the trump queen are held: the grand is the question), else []."""
+def grand_slams(hand: np.ndarray, calls: Sequence[int]) -> list[int]:
+    """Seven of the trump suit and 7NT when the caller (holding `hand`) is the asker and all the
+    keycards and the trump queen are known to be held: after partner's answer to 5NT, or partner's
+    queen shown with none missing (the grand is the question); else []."""
     found = situation(calls)
-    return [bid_index(7, found[1]), bid_index(7, 4)] if found and found[0] == "counted" else []
+    if found and (found[0] == "counted" or (found[0] == "placed" and _queen_shown_none_missing(hand, calls, found[1]))):
+        return [bid_index(7, found[1]), bid_index(7, 4)]
+    return []
+
+
+def missing(hand: np.ndarray, answered: int, trump: int) -> tuple[int, list[int]]:
+    """(the fewest keycards partner's answer `answered` to 4NT may leave missing, the counts it may
+    mean) for the asker holding `hand`. A void in the asker's hand counts one fewer: the missing ace
+    may be in it, no loser."""
+    held = keycards(hand, trump)[0]
+    counts = partner_counts(answered, held)
+    fewest = 5 - held - max(counts)
+    if (hand.reshape(4, 13).sum(axis=1) == 0).any():
+        fewest = max(fewest - 1, 0)
+    return fewest, counts
+
+
+def _queen_shown_none_missing(hand: np.ndarray, calls: Sequence[int], trump: int) -> bool:
+    """After partner answered the asker's queen ask (`calls` ends there): no keycard missing and six
+    of the trump suit, the queen shown."""
+    return calls[-2] == bid_index(6, trump) and missing(hand, int(calls[-6]), trump)[0] == 0
 
 
 def ruled(probs: np.ndarray, hand: np.ndarray, calls: Sequence[int]) -> np.ndarray:
@@ -127,31 +156,44 @@ def ruled(probs: np.ndarray, hand: np.ndarray, calls: Sequence[int]) -> np.ndarr
         trumps = int(hand.reshape(4, 13)[trump].sum())
         return _only(bid_index(6 if queen or trumps >= 5 else 5, trump))
     if kind == "placed":
-        return _only(PASS)
+        if missing(hand, int(calls[-6]), trump)[0] > 0:
+            return _only(PASS)
+        if _queen_shown_none_missing(hand, calls, trump):
+            return slam_choice(probs, int(calls[-2]), trump)
+        return _only(bid_index(6, trump))
     if kind == "kings":
         side_kings = sum(bool(hand[card_index(suit, 11)]) for suit in range(4) if suit != trump)
         return _only(bid_index(6, side_kings))
     if kind == "counted":
         return slam_choice(probs, int(calls[-2]), trump)
     answered = int(calls[-2])
-    counts = partner_counts(answered, held)
-    fewest_missing = 5 - held - max(counts)  # the answer may mean two counts: what both allow
-    if (hand.reshape(4, 13).sum(axis=1) == 0).any():  # a void: one missing ace may be in it, no loser
-        fewest_missing = max(fewest_missing - 1, 0)
+    fewest_missing, counts = missing(hand, answered, trump)  # the answer may mean two counts: what both allow
     queen_missing = not queen and answered == ANSWERS[2]
     if fewest_missing >= 2 or (fewest_missing == 1 and queen_missing):
         sign_off = bid_index(5, trump)
         return _only(sign_off if sign_off > answered else PASS if sign_off == answered else bid_index(6, trump))
-    if fewest_missing == 0:
-        queen_held = queen or answered == ANSWERS[3]
-        return _only(FIVE_NT) if queen_held and len(counts) == 1 else probs
     step = queen_ask(answered, trump) if answered in ANSWERS[:2] else None
     if not queen and len(counts) == 1 and step is not None:
         return _only(step)
+    if fewest_missing == 0:
+        if queen_missing:
+            return small_slam(probs, trump)
+        queen_held = queen or answered == ANSWERS[3]
+        return _only(FIVE_NT) if queen_held and len(counts) == 1 else probs
     kept = probs.copy()
     kept[GRAND_AND_5NT] = 0.0
     total = kept.sum()
     return kept / total if total > 0 else _only(bid_index(6, trump))
+
+
+def small_slam(probs: np.ndarray, trump: int) -> np.ndarray:
+    """Every keycard held but the trump queen missing: six of the trump suit or 6NT by the network's
+    belief (six of the trump suit when it believes in neither)."""
+    allowed = [bid_index(6, trump), bid_index(6, 4)]
+    kept = np.zeros_like(probs)
+    kept[allowed] = probs[allowed]
+    total = kept.sum()
+    return kept / total if total > 0 else _only(allowed[0])
 
 
 def slam_choice(probs: np.ndarray, answered: int, trump: int) -> np.ndarray:

@@ -381,8 +381,10 @@ class MonteCarloSearch:
         added = np.zeros(0, np.int64)
         if cfg.last_look and PASS in calls and pass_may_be_last(state := replay(dealer, auction)):
             added = alternatives(state)
-        if self.bidder.keycards:  # after the king ask the grand is the question: always compared
-            added = np.union1d(added, keycards.grand_slams(list(auction))).astype(np.int64)
+        if self.bidder.keycards:  # after the king answer (or the queen's) the grand is the question: always compared
+            held = np.zeros(52, bool)
+            held[list(hand)] = True
+            added = np.union1d(added, keycards.grand_slams(held, list(auction))).astype(np.int64)
         if len(added):
             added = np.setdiff1d(added, calls)
             calls = np.concatenate([calls, added])
