@@ -502,3 +502,20 @@ def test_a_redouble_scores_the_worse_of_its_rollout_and_the_contract_left_in(bid
         hand, auction, 0, 0, prior) for left in (True, False))
     assert on.candidates[0].mean_score == off.candidates[0].mean_score and on.candidates[1].mean_score < off.candidates[1].mean_score
     assert on.candidates[1].contracts.get("1HXX-N", 0) > off.candidates[1].contracts.get("1HXX-N", 0)
+
+
+@pytest.mark.parametrize("asker, auction", [
+    ("AKQJ4.KQ3.A2.K32", "1S P 3S P 4NT P 5H P 5NT P 6D P"),  # the king answer
+    ("AKJ54.KQ3.A2.A32", "1S P 3S P 4NT P 5C P 5D P 6S P"),  # the queen shown, no keycard missing
+])
+def test_the_search_compares_the_grands_once_the_asks_are_answered(bidder, asker, auction):
+    """However sure the network is of the small slam, seven of the trump suit and 7NT are rolled out."""
+    prior = np.zeros(38)
+    prior[parse_call("6S") if auction.endswith("6D P") else parse_call("P")] = 1.0
+    search = MonteCarloSearch(bidder, FixedTables(np.full((4, 5), 13)), SearchConfig(
+        samples=3, oversample=1, min_call_prob=0.0, last_look=False, candidates="mass"))
+    found = search.search(parse_pbn_hand(asker), calls(auction), 0, 0, prior)
+    grands = {parse_call("7S"), parse_call("7NT")}
+    assert grands <= {c.call for c in found.candidates}
+    assert all(c.last_look == (c.call in grands) for c in found.candidates)
+    assert found.call in grands  # thirteen tricks on every deal: the grand
