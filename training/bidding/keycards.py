@@ -155,12 +155,11 @@ def ruled(probs: np.ndarray, hand: np.ndarray, calls: Sequence[int]) -> np.ndarr
     if kind == "queen":  # five trumps count as the queen: with ten, the ace and king drop it 78% of the time
         trumps = int(hand.reshape(4, 13)[trump].sum())
         return _only(bid_index(6 if queen or trumps >= 5 else 5, trump))
-    if kind == "placed":
+    if kind == "placed":  # none missing: the queen shown (six) asks about the grand, denied (five) the small slam
         if missing(hand, int(calls[-6]), trump)[0] > 0:
             return _only(PASS)
-        if _queen_shown_none_missing(hand, calls, trump):
-            return slam_choice(probs, int(calls[-2]), trump)
-        return _only(bid_index(6, trump))
+        six = bid_index(6, trump)
+        return slam_choice(probs, six, trump) if calls[-2] == six else _only(six)
     if kind == "kings":
         side_kings = sum(bool(hand[card_index(suit, 11)]) for suit in range(4) if suit != trump)
         return _only(bid_index(6, side_kings))
@@ -189,11 +188,7 @@ def ruled(probs: np.ndarray, hand: np.ndarray, calls: Sequence[int]) -> np.ndarr
 def small_slam(probs: np.ndarray, trump: int) -> np.ndarray:
     """Every keycard held but the trump queen missing: six of the trump suit or 6NT by the network's
     belief (six of the trump suit when it believes in neither)."""
-    allowed = [bid_index(6, trump), bid_index(6, 4)]
-    kept = np.zeros_like(probs)
-    kept[allowed] = probs[allowed]
-    total = kept.sum()
-    return kept / total if total > 0 else _only(allowed[0])
+    return _among(probs, [bid_index(6, trump), bid_index(6, 4)], bid_index(6, trump))
 
 
 def slam_choice(probs: np.ndarray, answered: int, trump: int) -> np.ndarray:
@@ -205,12 +200,15 @@ def slam_choice(probs: np.ndarray, answered: int, trump: int) -> np.ndarray:
     allowed = [grand, bid_index(7, 4)] + [call for call in (six, bid_index(6, 4)) if call > answered]
     if answered == six:
         allowed.append(PASS)
+    return _among(probs, allowed, PASS if answered == six else six if answered < six else grand)
+
+
+def _among(probs: np.ndarray, allowed: list[int], fallback: int) -> np.ndarray:
+    """`probs` restricted to the `allowed` calls, renormalized; `fallback` when it gives them none."""
     kept = np.zeros_like(probs)
     kept[allowed] = probs[allowed]
     total = kept.sum()
-    if total > 0:
-        return kept / total
-    return _only(PASS if answered == six else six if answered < six else grand)
+    return kept / total if total > 0 else _only(fallback)
 
 
 def _only(call: int) -> np.ndarray:
