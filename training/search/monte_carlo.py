@@ -102,6 +102,7 @@ class SearchConfig:
     prior: str = "linear"  # log: prior_temperature x log P | linear: prior_weight x P (BEN's bonus for the network's calls)
     prior_weight: float = 8.0  # prior=linear: IMPs for a sure call when only our side has bid (BEN: 200 points / 25)
     prior_weight_contested: float = 2.4  # prior=linear: the same once they have bid (BEN: 60 points / 25)
+    se_margin: float = 0.0  # a call other than the network's likeliest needs this many standard errors of its paired IMPs more (0: none)
     keycards: bool = True  # BSM-based agents (bsm, search): 4NT's answers, the asker's next call and 5NT's answers by rule (keycards.py)
     opponents: str = ""  # a BSM (folder or model.pt) for the opponents' calls in sampling and rollouts; "": the searcher's own
     seed: int = 0
@@ -437,7 +438,7 @@ class MonteCarloSearch:
             for i, call in enumerate(calls)
         ]
         bonus = prior_bonus(cfg, choice_prior, position_kind(auction, dealer))
-        value = imps.mean(axis=1) + bonus
+        value = imps.mean(axis=1) + bonus - cfg.se_margin * paired_se(imps)
         if cfg.exact_top and cfg.dd == "nndda":  # NN-DDA screens, exact DDS decides between the finalists
             finalists = np.sort(np.argsort(-value, kind="stable")[:cfg.exact_top])  # likeliest first, as calls
             # Where every finalist reaches one contract their scores are equal, whatever the tricks
@@ -455,6 +456,13 @@ class MonteCarloSearch:
             value[finalists] = exact + bonus[finalists]
         best = int(calls[int(np.argmax(value))])  # ties: the likelier call (argmax takes the first)
         return done(best, candidates, k, None, sampled)
+
+
+def paired_se(imps: np.ndarray) -> np.ndarray:
+    """float[candidate]: the standard error of each candidate's IMPs minus the first's (the
+    network's likeliest call), deal by deal: how far chance alone may put it ahead on these deals."""
+    k = imps.shape[1]
+    return (imps - imps[:1]).std(axis=1, ddof=1) / np.sqrt(k) if k > 1 else np.zeros(len(imps))
 
 
 def prior_bonus(cfg: SearchConfig, prior: np.ndarray, kind: str) -> np.ndarray:
