@@ -487,7 +487,7 @@ def test_a_redouble_scores_the_worse_of_its_rollout_and_the_contract_left_in(bid
     search = MonteCarloSearch(bidder, FixedTables(table), SearchConfig(**PLAIN))
     first = np.array([parse_call("P"), parse_call("XX")])
     rolled = search.rollout(owners, auction, 0, 0, first)
-    kept = search.left_in(rolled, owners, auction, 0, 0, 1, parse_call("XX"))
+    kept = search.redouble_left_in(rolled, owners, auction, 0, 0, 1)
     before, after = search.scores(rolled, owners, 0, 2), search.scores(kept, owners, 0, 2)
     left_in = score_ns(1, 2, 2, 0, 0, table[0, 2])
     assert (before[1] < left_in).any() and (before[1] > left_in).any()  # both cases occur
@@ -502,44 +502,6 @@ def test_a_redouble_scores_the_worse_of_its_rollout_and_the_contract_left_in(bid
         hand, auction, 0, 0, prior) for left in (True, False))
     assert on.candidates[0].mean_score == off.candidates[0].mean_score and on.candidates[1].mean_score < off.candidates[1].mean_score
     assert on.candidates[1].contracts.get("1HXX-N", 0) > off.candidates[1].contracts.get("1HXX-N", 0)
-
-
-def test_doubled_from_picks_our_high_bids_once_they_have_bid(bidder):
-    options = np.array(calls("P X 4S 5S 6NT"))
-    at = {name: MonteCarloSearch(bidder, FixedTables(np.full((4, 5), 7)), SearchConfig(doubled_from=level, left_in=False))
-          for name, level in (("off", 0), ("five", 5))}
-    assert at["five"].left_in_candidates(options, calls("1H 1S 4H"), 0) == [3, 4]  # W: they have bid
-    assert at["five"].left_in_candidates(options, calls("1H"), 0) == [3, 4]  # E: defending
-    assert at["five"].left_in_candidates(options, calls("1S P 4S P"), 0) == []  # N: only our side has bid
-    assert at["off"].left_in_candidates(options, calls("1H 1S 4H"), 0) == []
-    with pytest.raises(ValueError, match="doubled_from"):
-        SearchConfig(doubled_from=8)
-
-
-def test_a_high_bid_scores_the_worse_of_its_rollout_and_the_bid_doubled_and_passed_out(bidder):
-    """Once they have bid, our 5S's auction becomes 5SX passed out on each deal where that scores
-    worse for us (they may always double); Pass keeps its rollouts; in `search` the knob turns it on."""
-    auction, hand = calls("1H 1S 4H"), list(np.flatnonzero(random_owner(5, 0) == 3))  # W, whose partner overcalled
-    owners = sample_deals(bidder, hand, auction, 0, 0, 16, np.random.default_rng(5)).owners
-    table = np.array([[10, 10, 12, 6, 12], [9, 9, 1, 9, 9]] * 2)  # 5SX two down; 5NT by N makes, by E fails
-    search = MonteCarloSearch(bidder, FixedTables(table), SearchConfig(**PLAIN, doubled_from=5))
-    first = np.array(calls("P 5S"))
-    rolled = search.rollout(owners, auction, 0, 0, first)
-    kept = search.left_in(rolled, owners, auction, 0, 0, 1, parse_call("5S"))
-    before, after = search.scores(rolled, owners, 0, 3), search.scores(kept, owners, 0, 3)
-    doubled = -score_ns(5, 3, 1, 1, 0, 9)  # E declares (he bid spades first), two down: -300
-    assert (before[1] < doubled).any() and (before[1] > doubled).any()  # both cases occur
-    assert after[0].tolist() == before[0].tolist() and after[1].tolist() == np.minimum(before[1], doubled).tolist()
-    for deal in range(len(owners)):
-        row = len(owners) + deal
-        assert kept.auction(row) == (rolled.auction(row) if before[1, deal] <= doubled else calls("1H 1S 4H 5S X P P P"))
-    prior = np.zeros(38)
-    prior[first] = [0.5, 0.5]
-    table[0, 4] = 9  # 5NT by N fails too: every rollout of 5S scores better for us than 5SX
-    on, off = (MonteCarloSearch(bidder, FixedTables(table), SearchConfig(samples=16, **PLAIN, doubled_from=level)).search(
-        hand, auction, 0, 0, prior) for level in (5, 0))
-    assert on.candidates[0].mean_score == off.candidates[0].mean_score
-    assert on.candidates[1].contracts == {"5SX-E": 16} and on.candidates[1].mean_score == doubled < off.candidates[1].mean_score
 
 
 @pytest.mark.parametrize("asker, auction", [

@@ -31,8 +31,7 @@ a BSM for the opponents' calls there (a model of how they bid, not of how we do)
 when Pass could be our last call the cheapest bid of each strain and X/XX are compared too (as
 BEN's check_final_contract looks before a final Pass). With `left_in`, a redouble is worth, deal by
 deal, the worse of its rollout and the contract redoubled and passed out: the opponents may always
-leave it in; with `doubled_from`, once they have bid, so is each of our bids from that level up,
-doubled and passed out: they may always double."""
+leave it in."""
 
 from __future__ import annotations
 
@@ -58,7 +57,6 @@ from bridgeflow.dataset.encodings import (
     VUL_EW,
     VUL_NAMES,
     VUL_NS,
-    bid_level,
     call_name,
 )
 from bridgeflow.dataset.scoring import contract_scores, imps_array
@@ -96,13 +94,11 @@ class SearchConfig:
     nndda_scores: str = "expected"  # dd=nndda: argmax (the score of the likeliest trick count) | expected (over its distribution)
     exact_top: int = 0  # dd=nndda: rescore this many best candidates with exact DDS on the same deals (0: none)
     left_in: bool = True  # our redouble scores, deal by deal, the worse of its rollout and the contract redoubled and passed out
-    doubled_from: int = 0  # once they have bid, our bids of this level or higher score, deal by deal, the worse of their rollout and the bid doubled and passed out (0: off)
     imps_vs: str = "mean"  # mean | best | prior: the datum each candidate's score is IMPed against
     prior_temperature: float = 2.0  # IMPs per nat of log P_BSM(call) (prior=log, and self-play's soft update); 0: none
     prior: str = "linear"  # log: prior_temperature x log P | linear: prior_weight x P (BEN's bonus for the network's calls)
     prior_weight: float = 8.0  # prior=linear: IMPs for a sure call when only our side has bid (BEN: 200 points / 25)
     prior_weight_contested: float = 2.4  # prior=linear: the same once they have bid (BEN: 60 points / 25)
-    se_margin: float = 0.0  # a call other than the network's likeliest needs this many standard errors of its paired IMPs more (0: none)
     keycards: bool = True  # BSM-based agents (bsm, search): 4NT's answers, the asker's next call and 5NT's answers by rule (keycards.py)
     opponents: str = ""  # a BSM (folder or model.pt) for the opponents' calls in sampling and rollouts; "": the searcher's own
     seed: int = 0
@@ -120,8 +116,6 @@ class SearchConfig:
             raise ValueError("search: 0 < mass <= 1, max_candidates >= 2 and 0 < last_look_prior <= 1")
         if not 0 <= self.min_prior < 1:
             raise ValueError(f"search.min_prior must be in [0, 1), not {self.min_prior}")
-        if not 0 <= self.doubled_from <= 7:
-            raise ValueError(f"search.doubled_from must be a level 1-7, or 0 (off), not {self.doubled_from}")
         if min(self.resample, self.relax, self.exact_top) < 0 or self.exact_top == 1:
             raise ValueError("search: resample, relax >= 0; exact_top 0 (none) or >= 2 (the candidates compared exactly)")
 
@@ -323,24 +317,14 @@ class MonteCarloSearch:
                 [(self.bidder, own), (self.partner, [partner_seat]), (self.opponents, opponent_seats)]
                 if bidder is not None and seats]
 
-    def left_in_candidates(self, calls: np.ndarray, auction: Sequence[int], dealer: int) -> list[int]:
-        """Indices of the candidates scored as `left_in`: our redouble (`left_in`), and once the
-        opponents have bid, our bids of level `doubled_from` or higher (0: none)."""
-        cfg = self.config
-        theirs = position_kind(auction, dealer) in ("defending", "competitive")
-        return [i for i, call in enumerate(calls) if (cfg.left_in and call == REDOUBLE)
-                or (cfg.doubled_from and theirs and call > REDOUBLE and bid_level(int(call)) >= cfg.doubled_from)]
-
-    def left_in(self, auctions: AuctionBatch, owners: np.ndarray, auction: Sequence[int], dealer: int, vul: int,
-                candidate: int, call: int) -> AuctionBatch:
-        """`auctions` with the rollout of candidate `candidate` (`call`) replaced, on each deal where
-        it scores worse for us, by the contract left in: our redouble passed out, or our bid doubled
-        and passed out. The opponents can always sit, or double and sit; in the rollouts the BSM,
-        which has rarely seen a redouble, has them run from it on deals where they should not (and
-        our partner pull it as if for rescue), and seldom doubles a high-level bid that fails."""
+    def redouble_left_in(self, auctions: AuctionBatch, owners: np.ndarray, auction: Sequence[int], dealer: int,
+                         vul: int, candidate: int) -> AuctionBatch:
+        """`auctions` with the rollout of our redouble (candidate `candidate`) replaced, on each deal
+        where it scores worse for us, by the contract redoubled and passed out. The opponents can
+        always leave a redouble in; in the rollouts, the BSM, which has rarely seen one, has them
+        run from it on deals where they should not (and our partner pull it as if for rescue)."""
         player, deals = (dealer + len(auction)) % 4, len(owners)
-        ending = [REDOUBLE, PASS, PASS, PASS] if call == REDOUBLE else [call, DOUBLE, PASS, PASS, PASS]
-        left = AuctionBatch.replay(dealer, [*auction, *ending], len(auctions.length))
+        left = AuctionBatch.replay(dealer, [*auction, REDOUBLE, PASS, PASS, PASS], len(auctions.length))
         rows = np.array([candidate])
         worse = np.zeros((len(auctions.length) // deals, deals), bool)
         worse[candidate] = self.scores(left, owners, vul, player, rows)[0] < self.scores(auctions, owners, vul, player, rows)[0]
@@ -425,8 +409,8 @@ class MonteCarloSearch:
             return done(prior_call, [], 0,
                         f"{sampled.fitting} sampled deals fit the auction (min_fitting {cfg.min_fitting})", sampled)
         auctions = self.rollout(sampled.owners, auction, dealer, vul, calls)
-        for index in self.left_in_candidates(calls, auction, dealer):
-            auctions = self.left_in(auctions, sampled.owners, auction, dealer, vul, index, int(calls[index]))
+        if cfg.left_in and REDOUBLE in calls:
+            auctions = self.redouble_left_in(auctions, sampled.owners, auction, dealer, vul, list(calls).index(REDOUBLE))
         scores = self.scores(auctions, sampled.owners, vul, player)
         labels = np.array(contract_labels(auctions), object).reshape(len(calls), -1)
         imps = self.imps(scores)
@@ -438,7 +422,7 @@ class MonteCarloSearch:
             for i, call in enumerate(calls)
         ]
         bonus = prior_bonus(cfg, choice_prior, position_kind(auction, dealer))
-        value = imps.mean(axis=1) + bonus - cfg.se_margin * paired_se(imps)
+        value = imps.mean(axis=1) + bonus
         if cfg.exact_top and cfg.dd == "nndda":  # NN-DDA screens, exact DDS decides between the finalists
             finalists = np.sort(np.argsort(-value, kind="stable")[:cfg.exact_top])  # likeliest first, as calls
             # Where every finalist reaches one contract their scores are equal, whatever the tricks
@@ -456,13 +440,6 @@ class MonteCarloSearch:
             value[finalists] = exact + bonus[finalists]
         best = int(calls[int(np.argmax(value))])  # ties: the likelier call (argmax takes the first)
         return done(best, candidates, k, None, sampled)
-
-
-def paired_se(imps: np.ndarray) -> np.ndarray:
-    """float[candidate]: the standard error of each candidate's IMPs minus the first's (the
-    network's likeliest call), deal by deal: how far chance alone may put it ahead on these deals."""
-    k = imps.shape[1]
-    return (imps - imps[:1]).std(axis=1, ddof=1) / np.sqrt(k) if k > 1 else np.zeros(len(imps))
 
 
 def prior_bonus(cfg: SearchConfig, prior: np.ndarray, kind: str) -> np.ndarray:
