@@ -23,8 +23,19 @@ auctions and contracts at their differing tables, to read. For challenge runs `d
 the problems bid to another contract: the second run's contract and points -> the first's, against
 the top award.
 
-The JSON written is {"kind", "first", "second", "paired", "differences", "swings"} with `paired`
-keyed as the verb keys it (`swings` empty for challenge runs)."""
+Several seeds: give `--first` and `--second` once per seed, in the same order (the first
+`--first` pairs with the first `--second`, ...). A setting that changes how the search samples
+reshuffles its random stream as a new seed does, so one seed's pairing carries that seed's luck
+(docs/search.md "How faithful the deals should be"). The statistic is then over boards of each
+board's difference averaged over the seeds (the board stays the unit: its seeds are not
+independent boards). The order of the pairs matters only to where they differ: `differences` sums
+the pairs' changed tables with each board's IMPs divided by the number of pairs (so the per-board
+column still adds up to the mean), challenge runs' changed problems are listed per pair, and
+`swings` come from the first pair.
+
+The JSON written is {"kind", "first", "second", "paired", "differences", "swings"} with `first`
+and `second` the lists of RUN:NAME given and `paired` keyed as the verb keys it (`swings` empty for
+challenge runs)."""
 
 from __future__ import annotations
 
@@ -71,24 +82,57 @@ def read_side(spec: str) -> tuple[str, dict[tuple, dict]]:
     return kind, {key(row): row for row in rows}
 
 
-def compare(first: str, second: str, swings: int = 5) -> dict:
-    """The paired statistic of `first` minus `second` and where they differ (module docstring)."""
-    (kind, a), (other_kind, b) = read_side(first), read_side(second)
-    if kind != other_kind:
-        raise InputError(f"{first} comes from {kind}, {second} from {other_kind}: nothing to pair")
-    if a.keys() != b.keys():
-        raise InputError(f"{first} and {second} are not on the same boards "
-                         f"({len(a.keys() - b.keys())} only in the first, {len(b.keys() - a.keys())} only in the second)")
-    boards = sorted(a)
+def compare(first: list[str], second: list[str], swings: int = 5) -> dict:
+    """The paired statistic of `first` minus `second`, pair by pair averaged per board, and where
+    they differ (module docstring)."""
+    if len(first) != len(second):
+        raise InputError(f"{len(first)} --first and {len(second)} --second: give them in pairs, one per seed")
+    pairs = [(read_side(new), read_side(old)) for new, old in zip(first, second)]
+    (kind, reference), _ = pairs[0]
+    for (new, old), ((new_kind, a), (old_kind, b)) in zip(zip(first, second), pairs):
+        if new_kind != old_kind:
+            raise InputError(f"{new} comes from {new_kind}, {old} from {old_kind}: nothing to pair")
+        if new_kind != kind:
+            raise InputError(f"{new} comes from {new_kind}, {first[0]} from {kind}: nothing to pair")
+        for spec, rows in ((new, a), (old, b)):
+            if rows.keys() != reference.keys():
+                raise InputError(f"{first[0]} and {spec} are not on the same boards "
+                                 f"({len(reference.keys() - rows.keys())} only in the first, "
+                                 f"{len(rows.keys() - reference.keys())} only in the second)")
+    boards = sorted(reference)
+    runs = [([a[board] for board in boards], [b[board] for board in boards]) for (_, a), (_, b) in pairs]
     if kind == "evaluate":
-        paired = summary([a[board]["imps"] - b[board]["imps"] for board in boards])
-        where = differences([a[board] for board in boards], [b[board] for board in boards])
-        largest = sorted(boards, key=lambda board: -abs(a[board]["imps"] - b[board]["imps"]))[:swings]
-        shown = [swing(a[board], b[board]) for board in largest if a[board]["imps"] != b[board]["imps"]]
+        mean = [sum(new[i]["imps"] - old[i]["imps"] for new, old in runs) / len(runs) for i in range(len(boards))]
+        paired = summary(mean)
+        where = merged([differences(new, old) for new, old in runs])
+        new, old = runs[0]
+        largest = sorted(range(len(boards)), key=lambda i: -abs(new[i]["imps"] - old[i]["imps"]))[:swings]
+        shown = [swing(new[i], old[i]) for i in largest if new[i]["imps"] != old[i]["imps"]]
     else:
-        paired = paired_interval([a[board] for board in boards], [b[board] for board in boards], CHALLENGE_SEED)
-        where, shown = changed_problems([a[board] for board in boards], [b[board] for board in boards]), []
+        def averaged(side: int) -> list[dict]:
+            return [{"points": sum(run[side][i]["points"] for run in runs) / len(runs),
+                     "top_points": runs[0][side][i]["top_points"]} for i in range(len(boards))]
+        paired = paired_interval(averaged(0), averaged(1), CHALLENGE_SEED)
+        where = [row | ({"pair": number} if len(runs) > 1 else {})
+                 for number, (new, old) in enumerate(runs, 1) for row in changed_problems(new, old)]
+        shown = []
     return {"kind": kind, "first": first, "second": second, "paired": paired, "differences": where, "swings": shown}
+
+
+def merged(pairs: list[dict]) -> dict:
+    """Several pairs' `differences` as one: tables, won and lost summed, IMPs averaged over pairs."""
+    if len(pairs) == 1:
+        return pairs[0]
+    rows: dict[tuple[str, bool], dict] = {}
+    for where in pairs:
+        for row in where["by_change"]:
+            total = rows.setdefault((row["change"], row["contested"]),
+                                    dict(row, tables=0, imps=0.0, won=0, lost=0))
+            for key in ("tables", "won", "lost"):
+                total[key] += row[key]
+            total["imps"] += row["imps"] / len(pairs)
+    return {"boards": pairs[0]["boards"], "pairs": len(pairs), "tables": sum(where["tables"] for where in pairs),
+            "by_change": sorted(rows.values(), key=lambda row: (-row["imps"], row["change"], row["contested"]))}
 
 
 def swing(new: dict, old: dict) -> dict:
@@ -148,7 +192,8 @@ def changed_problems(first: list[dict], second: list[dict]) -> list[dict]:
 
 def format_changed(changed: list[dict]) -> str:
     lines = [f"{len(changed)} problems bid to another contract (second -> first, points, top award):"]
-    lines += [f"{row['file']} board {row['board']}: {row['second']} -> {row['first']}, "
+    lines += [f"{'pair %d: ' % row['pair'] if 'pair' in row else ''}"
+              f"{row['file']} board {row['board']}: {row['second']} -> {row['first']}, "
               f"{row['points'][0]} -> {row['points'][1]} of {row['top'][1]} ({row['top'][0]})" for row in changed]
     return "\n".join(lines)
 
@@ -165,7 +210,8 @@ def format_swings(shown: list[dict]) -> str:
 
 
 def format_differences(where: dict) -> str:
-    lines = [f"{where['tables']} tables of {where['boards']} boards bid differently; by the first call that differs "
+    boards = f"{where['boards']} boards" + (f" x {where['pairs']} pairs" if "pairs" in where else "")
+    lines = [f"{where['tables']} tables of {boards} bid differently; by the first call that differs "
              "(second -> first), IMPs per board of all boards:",
              f"{'change':<16} {'contested':<9} {'tables':>6} {'IMPs':>8} {'per board':>9} {'won':>4} {'lost':>4}"]
     for row in where["by_change"]:
@@ -177,8 +223,10 @@ def format_differences(where: dict) -> str:
 def run(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(prog="bridgeflow compare",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("--first", required=True, metavar="RUN:NAME", help="run folder and match or agent")
-    parser.add_argument("--second", required=True, metavar="RUN:NAME", help="the same boards, the other settings")
+    parser.add_argument("--first", required=True, action="append", metavar="RUN:NAME",
+                        help="run folder and match or agent (repeatable: one per seed, paired in order with --second)")
+    parser.add_argument("--second", required=True, action="append", metavar="RUN:NAME",
+                        help="the same boards, the other settings (repeatable, as --first)")
     parser.add_argument("--swings", type=int, default=5, metavar="N",
                         help="evaluate runs: show the N boards with the largest differences (default 5)")
     parser.add_argument("--out", type=Path, help="write the comparison here as JSON")
