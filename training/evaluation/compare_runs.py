@@ -120,9 +120,8 @@ def compare(first: list[str], second: list[str], swings: int = 5) -> dict:
 
 
 def merged(pairs: list[dict]) -> dict:
-    """Several pairs' `differences` as one: tables, won and lost summed, IMPs averaged over pairs."""
-    if len(pairs) == 1:
-        return pairs[0]
+    """Several pairs' `differences` (one or more) as one: tables, won and lost summed, IMPs
+    averaged over the pairs."""
     rows: dict[tuple[str, bool], dict] = {}
     for where in pairs:
         for row in where["by_change"]:
@@ -210,7 +209,7 @@ def format_swings(shown: list[dict]) -> str:
 
 
 def format_differences(where: dict) -> str:
-    boards = f"{where['boards']} boards" + (f" x {where['pairs']} pairs" if "pairs" in where else "")
+    boards = f"{where['boards']} boards" + (f" x {where['pairs']} pairs" if where["pairs"] > 1 else "")
     lines = [f"{where['tables']} tables of {boards} bid differently; by the first call that differs "
              "(second -> first), IMPs per board of all boards:",
              f"{'change':<16} {'contested':<9} {'tables':>6} {'IMPs':>8} {'per board':>9} {'won':>4} {'lost':>4}"]
