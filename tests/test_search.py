@@ -12,7 +12,7 @@ import torch
 
 from bridgeflow.dataset.auction import AuctionBatch, replay
 from bridgeflow.dataset.dd import Solver
-from bridgeflow.dataset.encodings import PASS, parse_auction, parse_call, parse_pbn_hand, parse_vulnerability, random_owner
+from bridgeflow.dataset.encodings import parse_auction, parse_call, parse_pbn_hand, parse_vulnerability, random_owner
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.dataset.scoring import imps, score_ns
 from bridgeflow.training.bidding.bidder import Bidder
@@ -413,34 +413,6 @@ def test_the_last_look_adds_the_cheapest_bid_of_each_strain_and_the_double_when_
     grand_prior[parse_call("P")] = 1.0
     grand = MonteCarloSearch(bidder, dd, SearchConfig(samples=3, oversample=1, last_look=True, candidates="mass"))
     assert grand.search(HAND, after_grand, 0, 0, grand_prior).call == parse_call("P")
-
-
-@pytest.mark.parametrize("share, ends, chosen", [
-    (0.0, "P P", "2S"), (0.5, "P P", "2S"), (0.0, "P 3H P P P", "2S"), (0.5, "P 3H P P P", "P")])
-def test_the_last_look_chooses_its_calls_only_where_our_pass_ended_the_rollouts(bidder, monkeypatch, share,
-                                                                                ends, chosen):
-    """`last_look_ends`: a last-look call is a rescue where our Pass ends the auction, a psych where
-    the opponents would have bid on; the Pass rollouts say which."""
-    auction = calls("1H P 2H")  # W to call; after our Pass the rollouts either pass it out or N bids on
-    table = np.zeros((4, 5))
-    table[[0, 2], 2] = 13  # N-S take every trick in hearts, E-W in spades, nobody anything else
-    table[[1, 3], 3] = 13
-    prior = np.zeros(38)
-    prior[[parse_call("P"), parse_call("3H")]] = [0.9, 0.1]
-    search = MonteCarloSearch(bidder, FixedTables(table), SearchConfig(
-        samples=3, oversample=1, **PLAIN | {"last_look": True, "prior": "linear", "last_look_ends": share}))
-
-    def scripted(owners, before, dealer, vul, first_calls):
-        finished = [[*before, call, *calls(ends if call == PASS else "P P P")] for call in first_calls for _ in owners]
-        batch = AuctionBatch(dealer, len(finished))
-        for step in range(max(map(len, finished))):
-            batch.add(np.array([a[step] if step < len(a) else -1 for a in finished], np.int16))
-        return batch
-
-    monkeypatch.setattr(search, "rollout", scripted)
-    result = search.search(HAND, auction, 0, 0, prior)
-    assert parse_call("2S") in [c.call for c in result.candidates]  # compared either way, in the evidence
-    assert result.call == parse_call(chosen)
 
 
 class ExactTables:

@@ -89,7 +89,6 @@ class SearchConfig:
     min_prior: float = 0.05  # calls the BSM gives less than this are no candidates (BEN: 0.10 .. 0.03); one left: no search
     last_look: bool = True  # our Pass may be our last call: compare the cheapest bid of each strain and X/XX too
     last_look_prior: float = 0.05  # their prior counts as at least this in the choice (lower: a rescue needs more IMPs)
-    last_look_ends: float = 0.0  # the last look's calls may be chosen only where our Pass ended the auction before our next call on this share of its rollouts
     rollout: str = "greedy"  # greedy | sample: the BSM's calls in the rollouts
     dd: str = "nndda"  # nndda | dds: exact DDS of the contracts reached, in a child process
     nndda_scores: str = "expected"  # dd=nndda: argmax (the score of the likeliest trick count) | expected (over its distribution)
@@ -115,8 +114,6 @@ class SearchConfig:
             raise ValueError("search: samples, oversample, topk >= 1 and 0 < gamma <= 1")
         if not 0 < self.mass <= 1 or self.max_candidates < 2 or not 0 < self.last_look_prior <= 1:
             raise ValueError("search: 0 < mass <= 1, max_candidates >= 2 and 0 < last_look_prior <= 1")
-        if not 0 <= self.last_look_ends <= 1:
-            raise ValueError(f"search.last_look_ends must be in [0, 1], not {self.last_look_ends}")
         if not 0 <= self.min_prior < 1:
             raise ValueError(f"search.min_prior must be in [0, 1), not {self.min_prior}")
         if min(self.resample, self.relax, self.exact_top) < 0 or self.exact_top == 1:
@@ -381,14 +378,13 @@ class MonteCarloSearch:
             prior = self.bidder.next_call(list(hand), list(auction), dealer, vul)
         calls = self.candidates(prior)
         prior_call = int(calls[0])
-        added = looked = np.zeros(0, np.int64)
+        added = np.zeros(0, np.int64)
         if cfg.last_look and PASS in calls and pass_may_be_last(state := replay(dealer, auction)):
-            added = looked = np.setdiff1d(alternatives(state), calls)
+            added = alternatives(state)
         if self.bidder.keycards:  # after the king answer (or the queen's) the grand is the question: always compared
             held = np.zeros(52, bool)
             held[list(hand)] = True
-            grands = keycards.grand_slams(held, list(auction))
-            added, looked = np.union1d(added, grands).astype(np.int64), np.setdiff1d(looked, grands)
+            added = np.union1d(added, keycards.grand_slams(held, list(auction))).astype(np.int64)
         if len(added):
             added = np.setdiff1d(added, calls)
             calls = np.concatenate([calls, added])
@@ -442,10 +438,6 @@ class MonteCarloSearch:
                 candidates[i].exact_imps = float(exact_imps)
             value = np.full(len(calls), -np.inf)
             value[finalists] = exact + bonus[finalists]
-        if len(looked) and cfg.last_look_ends > 0:
-            ended = auctions.length.reshape(len(calls), -1)[list(calls).index(PASS)] <= len(auction) + 4
-            if ended.mean() < cfg.last_look_ends:  # the auction goes on after our Pass: not our last look
-                value[np.isin(calls, looked)] = -np.inf
         best = int(calls[int(np.argmax(value))])  # ties: the likelier call (argmax takes the first)
         return done(best, candidates, k, None, sampled)
 
