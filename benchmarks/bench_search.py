@@ -62,12 +62,13 @@ def tiny_setup(folder: Path, boards: int) -> tuple[Path, Path, Path]:
 
 class RecordingFactory(ev.AgentFactory):
     """AgentFactory whose search agents keep each decision's CPU seconds (one torch thread: the
-    process's CPU time is the decision's cost on one core, whatever else the machine runs) and
-    evidence."""
+    process's CPU time is the decision's cost on one core, whatever else the machine runs),
+    evidence and position (hand, auction, dealer, vul)."""
 
     def __init__(self, *args):
         super().__init__(*args)
         self.decisions: list[tuple[float, SearchResult]] = []
+        self.positions: list[tuple] = []
 
     def make(self, spec: str):
         agent = super().make(spec)
@@ -78,6 +79,7 @@ class RecordingFactory(ev.AgentFactory):
                 started = time.process_time()
                 call = decide(*args)
                 self.decisions.append((time.process_time() - started, agent.last))
+                self.positions.append(args)
                 return call
 
             agent.next_call = timed

@@ -24,11 +24,10 @@ import numpy as np
 import torch
 
 from bridgeflow.pipelines.selfplay import SECTIONS, load_configs
-from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
 from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig
 from bridgeflow.training.params import Params
-from bridgeflow.training.search.monte_carlo import MonteCarloSearch, load_scorer
+from bridgeflow.training.search.monte_carlo import MonteCarloSearch, load_bidder, load_scorer
 from bridgeflow.training.selfplay.actor import Actor, train_deals
 
 REPO = Path(__file__).resolve().parents[1]
@@ -62,9 +61,9 @@ class TimedActor(Actor):
 
 def measure(bsm: Path, nndda: Path, deals: int, params: str, sets: list[str]) -> dict:
     config, search_config = load_configs(Params(params, sets, SECTIONS, bare="selfplay"))
-    network = Bidder.load(bsm)
-    partner = Bidder.load(config.base) if config.partner == "rule" else None
-    opponents = Bidder.load(search_config.opponents) if search_config.opponents else None
+    network = load_bidder(bsm, search_config)
+    partner = load_bidder(config.base, search_config) if config.partner == "rule" else None
+    opponents = load_bidder(search_config.opponents, search_config) if search_config.opponents else None
     scorer = load_scorer(search_config.dd, nndda)
     actor = TimedActor(network, MonteCarloSearch(network, scorer, search_config, partner, opponents=opponents), config)
     actor.seconds = {True: [], False: []}

@@ -51,13 +51,12 @@ from bridgeflow.dataset.schema import SCHEMA_VERSION, SELFPLAY_DECISIONS
 from bridgeflow.pipelines.monitor import JobMonitor, rate_and_eta
 from bridgeflow.pipelines.runner import add_runner_arguments, job_parser, parse_job_arguments, pipeline_options
 from bridgeflow.pipelines.shards import compact, lock_output, number_shards, publish
-from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.dd.exact_dd import ExactDD
 from bridgeflow.training.evaluation.agents import AgentFactory
 from bridgeflow.training.evaluation.board_report import write_report
 from bridgeflow.training.model_files import model_file
 from bridgeflow.training.params import Params, ParamsArguments
-from bridgeflow.training.search.monte_carlo import MonteCarloSearch, SearchConfig, load_scorer
+from bridgeflow.training.search.monte_carlo import MonteCarloSearch, SearchConfig, load_bidder, load_scorer
 from bridgeflow.training.selfplay.actor import GENERATE_KEYS, NEAR_CERTAIN, Actor, SelfPlayConfig, train_deals
 
 LOG = logging.getLogger("bridgeflow.selfplay")
@@ -99,9 +98,9 @@ class PlayTask(beam.DoFn):
 
     def setup(self):
         torch.set_num_threads(1)  # one worker process per core already
-        network = Bidder.load(self.bsm)
-        partner = Bidder.load(self.partner_bsm) if self.partner_bsm else None
-        opponents = Bidder.load(self.opponents_bsm) if self.opponents_bsm else None
+        network = load_bidder(self.bsm, self.search_config)
+        partner = load_bidder(self.partner_bsm, self.search_config) if self.partner_bsm else None
+        opponents = load_bidder(self.opponents_bsm, self.search_config) if self.opponents_bsm else None
         self.scorer = load_scorer(self.search_config.dd, self.config.nndda)
         search = MonteCarloSearch(network, self.scorer, self.search_config, partner, opponents=opponents)
         self.against = AgentFactory(None, self.config.nndda, self.search_config) if self.config.against else None

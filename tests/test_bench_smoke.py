@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from bridgeflow.training.bidding.bidder import native_bf16
+
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_nndda.py"
 BENCH_SELFPLAY = BENCH.with_name("bench_selfplay.py")
 
@@ -54,3 +56,14 @@ def test_bench_search_reports_gain_time_and_fallbacks_per_position_kind(tmp_path
         kinds = json.loads(row["fallbacks"])
         assert set(kinds) <= {"opening", "uncontested", "defending", "competitive"}
         assert sum(c["decisions"] for c in kinds.values()) > 0
+
+
+@pytest.mark.skipif(not native_bf16(), reason="this CPU has no native bfloat16 (AVX512-BF16 or AMX)")
+def test_bench_precision_replays_the_same_positions_at_both_precisions(tmp_path):
+    out = tmp_path / "precision.json"
+    subprocess.run([sys.executable, str(BENCH.with_name("bench_precision.py")), "--tiny", "--json", str(out)],
+                   capture_output=True, text=True, timeout=300, check=True)
+    result = json.loads(out.read_text())
+    assert result["boards"] == 4 and result["positions"] > 0 and 0 <= result["calls_changed"] <= result["positions"]
+    assert result["fp32_mean_ms"] > 0 and result["bf16_mean_ms"] > 0
+    assert result["speedup_mean"] == pytest.approx(result["fp32_mean_ms"] / result["bf16_mean_ms"])

@@ -15,7 +15,7 @@ from bridgeflow.dataset.dd import Solver
 from bridgeflow.dataset.encodings import parse_auction, parse_call, parse_pbn_hand, parse_vulnerability, random_owner
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.dataset.scoring import imps, score_ns
-from bridgeflow.training.bidding.bidder import Bidder
+from bridgeflow.training.bidding.bidder import Bidder, native_bf16
 from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
 from bridgeflow.training.dd.dd_estimator import DDEstimator
 from bridgeflow.training.dd.exact_dd import ExactDD
@@ -333,6 +333,55 @@ def test_the_stateful_rollout_makes_the_step_by_step_auctions(arch, rollout, oth
     expected = step_by_step_rollout(search, owners, auction, 0, first)
     assert [got.auction(row) for row in range(len(expected))] == expected
     assert any(len(a) > len(auction) + 4 for a in expected)  # the untrained BSMs bid on: a real test of the states
+
+
+@pytest.mark.skipif(not native_bf16(), reason="this CPU has no native bfloat16 (AVX512-BF16 or AMX)")
+@pytest.mark.parametrize("arch", ["lstm", "gru"])
+def test_bf16_arithmetic_answers_within_a_few_hundredths_of_fp32(arch, tmp_path):
+    """precision=bf16 (autocast) changes the numbers a little and nothing else: float32 answers,
+    illegal calls at 0, call probabilities within 0.03 of fp32's and the same favourite where
+    fp32's is clear, in one pass (predict), in the rollouts' kept states (streams) and in the
+    sampler's likelihoods."""
+    torch.manual_seed(5)
+    model = BSM(BSMConfig(arch=arch, hidden=64, layers=2, embed=16, hand_features=True, dropout=0.0))
+    with torch.no_grad():  # sure of its calls, as a trained one is (untrained ones are near uniform)
+        [*model.call_head.parameters()][-2].mul_(30)
+    exact, fast = Bidder(model), Bidder(model, precision="bf16")
+    owners = np.stack([random_owner(21, i) for i in range(40)])
+    hands = np.argsort(owners, axis=1, kind="stable").reshape(40, 4, 13)[:, 0]
+    auctions = [calls("1D P 1S"), calls("P"), [], calls("1NT X 2C P")] * 10
+    want, got = exact.predict(hands, auctions, 3, 1), fast.predict(hands, auctions, 3, 1)
+    assert all(v.dtype == np.float32 for v in got.values())
+    assert np.array_equal(got["call"] == 0, want["call"] == 0)  # the same legal calls
+    assert 0 < np.abs(got["call"] - want["call"]).max() < 0.03  # bf16 was used, and is close
+    ranked = np.sort(want["call"], axis=1)
+    clear = ranked[:, -1] - ranked[:, -2] > 0.05
+    assert clear.any() and (got["call"].argmax(1) == want["call"].argmax(1))[clear].all()
+    after = exact.predict(hands[:8], [calls("1D P 1S")] * 8, 3, 1)["call"]
+    streams = fast.streams(owners[:8] == 0, np.full(8, 2), 3, 1, calls("1D P 1S"))  # South to call, holding hands[:8]
+    streamed = streams.call_probs(np.arange(8), np.tile(np.array(calls("1D P 1S"), np.int16), (8, 1)), after > 0)
+    assert streamed.dtype == np.float32 and 0 < np.abs(streamed - after).max() < 0.03
+    auction = calls("1D P 1S P 2C")
+    assert np.abs(call_log_likelihoods(fast, owners, auction, 3, 1, 0)
+                  - call_log_likelihoods(exact, owners, auction, 3, 1, 0)).max() < 0.1
+    with pytest.raises(ValueError, match="precision must be one of"):
+        Bidder(model, precision="fp16")
+    with pytest.raises(ValueError, match="precision must be one of"):
+        SearchConfig(precision="fp16")
+    torch.save({"model_config": vars(model.config), "model": model.state_dict()}, tmp_path / "model.pt")
+    assert AgentFactory(None, None, SearchConfig(precision="bf16")).bidder(tmp_path / "model.pt").precision == "bf16"
+
+
+def test_bf16_is_refused_where_the_cpu_would_emulate_it(bidder, monkeypatch, tmp_path):
+    """Emulated bf16 is slower than fp32 (and PyTorch's LSTM has none on AVX2): a clear error
+    naming the fix, at the params (one line from the CLI) and for a Bidder built in code."""
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False)
+    with pytest.raises(ValueError, match="native bfloat16.*use fp32"):
+        Bidder(bidder.model, precision="bf16")
+    with pytest.raises(ValueError, match="native bfloat16.*use fp32"):
+        SearchConfig(precision="bf16")
+    assert Bidder(bidder.model, precision="fp32").precision == "fp32"
 
 
 def test_candidates_by_mass_cover_the_prior_with_at_least_two_and_at_most_the_cap(bidder):

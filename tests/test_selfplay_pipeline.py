@@ -18,6 +18,7 @@ from bridgeflow.dataset.errors import InputError
 from bridgeflow.dataset.schema import SELFPLAY_DECISIONS
 from bridgeflow.dataset.splits import split_of
 from bridgeflow.pipelines import selfplay
+from bridgeflow.training.bidding.bidder import Bidder
 
 torch.set_num_threads(1)
 
@@ -115,7 +116,7 @@ def test_a_model_of_the_opponents_is_the_searchs_not_the_tables(models, tmp_path
 
     monkeypatch.setattr(selfplay.MonteCarloSearch, "__init__", records)
     summary = selfplay.run(argv(models, tmp_path, "--set", "deals=2", "--set", f"search.opponents={models}"))
-    assert made and all(isinstance(bidder, selfplay.Bidder) for bidder in made)
+    assert made and all(isinstance(bidder, Bidder) for bidder in made)
     assert summary["calls"] == summary["decisions"]
     with pytest.raises(InputError, match=r"BSM \(search.opponents\) missing"):
         selfplay.run(argv(models, tmp_path / "missing", "--set", "search.opponents=missing"))

@@ -7,6 +7,7 @@ RHO); cards are ours (suit * 13 + rank)."""
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -22,7 +23,25 @@ from . import keycards
 from .bsm_data import encode
 from .bsm_model import BSM, OTHERS, BSMConfig
 
-__all__ = ["Beliefs", "Bidder", "CallStreams", "OTHERS", "ReplayStreams"]
+__all__ = ["Beliefs", "Bidder", "CallStreams", "OTHERS", "PRECISIONS", "ReplayStreams", "check_precision", "native_bf16"]
+
+PRECISIONS = ("fp32", "bf16")  # the arithmetic of the network's matrix products (Bidder.arithmetic)
+
+
+def native_bf16() -> bool:
+    """Whether this CPU multiplies bfloat16 in hardware (AVX512-BF16 or AMX). Without it PyTorch's
+    CPU kernels emulate bf16, 2-3x slower than fp32, and its LSTM has none on AVX2 alone."""
+    return any(getattr(torch.cpu, probe, lambda: False)()
+               for probe in ("_is_avx512_bf16_supported", "_is_amx_tile_supported"))
+
+
+def check_precision(precision: str, device: str = "cpu") -> None:
+    """ValueError unless `precision` is one of PRECISIONS and this machine runs it natively."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}")
+    if precision == "bf16" and torch.device(device).type == "cpu" and not native_bf16():
+        raise ValueError("precision bf16 needs a CPU with native bfloat16 (AVX512-BF16 or AMX); "
+                         "this one would run it slower than fp32, or fail: use fp32")
 
 
 @dataclass
@@ -36,15 +55,26 @@ class Beliefs:
 
 class Bidder:
     """`keycards`: answers to 4NT and the asker's next call by rule (keycards.py), the network's
-    call probabilities everywhere else."""
+    call probabilities everywhere else. `precision`: bf16 runs the network's matrix products in
+    bfloat16 (about twice as fast on CPUs with AVX512-BF16 or AMX; probabilities move by about 1%,
+    so near-ties may fall the other way); fp32 is exact to the trained weights."""
 
-    def __init__(self, model: BSM, device: str = "cpu", keycards: bool = True):
+    def __init__(self, model: BSM, device: str = "cpu", keycards: bool = True, precision: str = "fp32"):
+        check_precision(precision, device)
         self.model = model.to(device).eval()
         self.device = device
         self.keycards = keycards
+        self.precision = precision
+
+    def arithmetic(self) -> contextlib.AbstractContextManager:
+        """The context every forward pass of the network runs in: autocast to bfloat16 for bf16.
+        Outputs may then be bfloat16: read them through `.float()`."""
+        if self.precision == "bf16":
+            return torch.autocast(torch.device(self.device).type, dtype=torch.bfloat16)
+        return contextlib.nullcontext()
 
     @classmethod
-    def load(cls, path: str | Path, device: str = "cpu", keycards: bool = True) -> "Bidder":
+    def load(cls, path: str | Path, device: str = "cpu", keycards: bool = True, precision: str = "fp32") -> "Bidder":
         """`path`: a training out folder (reads model.pt) or a model.pt / ckpt.pt file."""
         path = model_file(path, "BSM")
         saved, _ = load_model_state(path, "BSM")
@@ -53,7 +83,7 @@ class Bidder:
             model.load_state_dict(saved["model"])
         except (TypeError, RuntimeError) as error:  # another model's file, or weights of another shape
             raise InputError(f"BSM {path}: not a BSM model file ({str(error).splitlines()[0][:200]})") from None
-        return cls(model.to(device), device, keycards)
+        return cls(model.to(device), device, keycards, precision)
 
     @torch.inference_mode()
     def predict(self, hands, auctions: Sequence[Sequence[int]], dealer, vul) -> dict[str, np.ndarray]:
@@ -84,13 +114,14 @@ class Bidder:
         decision[np.arange(size), length] = True
         batch = encode(hand, (dealer + length) % 4, dealer, vul, calls, decision, self.model.config.arch == "mlp")
         tensors = {k: torch.from_numpy(v).to(self.device) for k, v in batch.items() if k not in ("row", "position")}
-        out = self.model(tensors)
-        call = out["call"].softmax(-1).cpu().numpy()
+        with self.arithmetic():
+            out = self.model(tensors)
+        call = out["call"].float().softmax(-1).cpu().numpy()
         return {
             "call": keycards.apply(call, hand, auctions) if self.keycards else call,
-            "partner_hcp": out["hcp"].softmax(-1).cpu().numpy(),
-            "suit_lengths": out["lengths"].softmax(-1).cpu().numpy(),
-            "cards": out["cards"].softmax(-1).cpu().numpy(),
+            "partner_hcp": out["hcp"].float().softmax(-1).cpu().numpy(),
+            "suit_lengths": out["lengths"].float().softmax(-1).cpu().numpy(),
+            "cards": out["cards"].float().softmax(-1).cpu().numpy(),
         }
 
     def streams(self, hands: np.ndarray, seats: np.ndarray, dealer: int, vul: int,
@@ -127,14 +158,16 @@ class CallStreams:
     def __init__(self, bidder: Bidder, hands: np.ndarray, seats: np.ndarray, dealer: int, vul: int,
                  prefix: Sequence[int]):
         self.model, self.device, self.dealer, self.keycards = bidder.model, bidder.device, dealer, bidder.keycards
+        self.arithmetic = bidder.arithmetic
         size = len(hands)
         self.seats = np.asarray(seats, np.int64)
         calls = np.tile(np.append(np.asarray(prefix, np.int16), -1).astype(np.int16), (size, 1))  # step t reads call t-1
         batch = encode(hands, self.seats, np.full(size, dealer), np.full(size, vul), calls, np.zeros(calls.shape, bool), False)
         self.mine = torch.from_numpy(np.asarray(hands, bool)).to(self.device)
-        self.static = self.model.static_inputs(torch.from_numpy(batch["static"]).to(self.device))
-        out, self.state = self.model.recurrent_steps(torch.from_numpy(batch["tokens"]).to(self.device), self.static,
-                                                     torch.from_numpy(batch["turn"]).to(self.device))
+        with self.arithmetic():
+            self.static = self.model.static_inputs(torch.from_numpy(batch["static"]).to(self.device))
+            out, self.state = self.model.recurrent_steps(torch.from_numpy(batch["tokens"]).to(self.device), self.static,
+                                                         torch.from_numpy(batch["turn"]).to(self.device))
         self.last = out[:, -1]  # the output after the latest call read: what the next decision reads
         self.steps = np.full(size, calls.shape[1], np.int64)  # recurrent steps taken: START, then one per call read
 
@@ -159,16 +192,18 @@ class CallStreams:
             index = torch.from_numpy(rows[at]).to(self.device)
             tokens = torch.from_numpy(calls[at, start - 1:].astype(np.int64)).to(self.device)
             turn = torch.from_numpy((self.dealer + np.arange(start, length + 1)[None] - self.seats[rows[at], None]) % 4)
-            out, state = self.model.recurrent_steps(tokens, self.static[index], turn.to(self.device),
-                                                    _map_state(self.state, lambda x: x[:, index]))
+            with self.arithmetic():
+                out, state = self.model.recurrent_steps(tokens, self.static[index], turn.to(self.device),
+                                                        _map_state(self.state, lambda x: x[:, index]))
             for kept, new in zip(_state_parts(self.state), _state_parts(state)):
                 kept[:, index] = new
             self.last[index] = out[:, -1]
             self.steps[rows[at]] = length + 1
         index = torch.from_numpy(rows).to(self.device)
-        h = torch.cat([self.model.drop(self.last[index]), self.static[index]], dim=1)
-        out = self.model.heads(h, {"mine": self.mine[index], "legal": torch.from_numpy(legal).to(self.device)})
-        probs = out["call"].softmax(-1).cpu().numpy()
+        with self.arithmetic():
+            h = torch.cat([self.model.drop(self.last[index]), self.static[index]], dim=1)
+            out = self.model.heads(h, {"mine": self.mine[index], "legal": torch.from_numpy(legal).to(self.device)})
+        probs = out["call"].float().softmax(-1).cpu().numpy()
         return keycards.apply(probs, self.mine[index].cpu().numpy(), calls) if self.keycards else probs
 
 

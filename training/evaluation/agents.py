@@ -27,7 +27,7 @@ from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.bidding.rule_bidder import RuleBidder
 from bridgeflow.training.dd.exact_dd import ExactDD
 from bridgeflow.training.model_files import model_file, shipped_model
-from bridgeflow.training.search.monte_carlo import MonteCarloSearch, SearchConfig, SearchResult, load_scorer
+from bridgeflow.training.search.monte_carlo import MonteCarloSearch, SearchConfig, SearchResult, load_bidder, load_scorer
 from bridgeflow.training.search.sampling import categorical
 
 from . import ben
@@ -135,7 +135,7 @@ class AgentFactory:
     def bidder(self, path: str | Path | None) -> Bidder:
         file = model_file(path or shipped_model("BSM", "--bsm"), "BSM")
         if file not in self.bidders:
-            self.bidders[file] = Bidder.load(self.loaded(file), keycards=self.search_config.keycards)
+            self.bidders[file] = load_bidder(self.loaded(file), self.search_config)
         return self.bidders[file]
 
     def make(self, spec: str) -> Agent:

@@ -61,7 +61,7 @@ from bridgeflow.dataset.encodings import (
 )
 from bridgeflow.dataset.scoring import contract_scores, imps_array
 from bridgeflow.training.bidding import keycards
-from bridgeflow.training.bidding.bidder import Bidder
+from bridgeflow.training.bidding.bidder import Bidder, check_precision
 from bridgeflow.training.dd.dd_estimator import DDEstimator
 from bridgeflow.training.dd.exact_dd import ExactDD
 from bridgeflow.training.model_files import DEFAULT_HELP, shipped_model
@@ -101,6 +101,7 @@ class SearchConfig:
     prior_weight_contested: float = 2.4  # prior=linear: the same once they have bid (BEN: 60 points / 25)
     keycards: bool = True  # BSM-based agents (bsm, search): 4NT's answers, the asker's next call and 5NT's answers by rule (keycards.py)
     opponents: str = ""  # a BSM (folder or model.pt) for the opponents' calls in sampling and rollouts; "": the searcher's own
+    precision: str = "fp32"  # BSM-based agents: fp32 | bf16, the BSMs' matrix products in bfloat16 (Bidder.arithmetic)
     seed: int = 0
 
     def __post_init__(self):
@@ -118,6 +119,7 @@ class SearchConfig:
             raise ValueError(f"search.min_prior must be in [0, 1), not {self.min_prior}")
         if min(self.resample, self.relax, self.exact_top) < 0 or self.exact_top == 1:
             raise ValueError("search: resample, relax >= 0; exact_top 0 (none) or >= 2 (the candidates compared exactly)")
+        check_precision(self.precision)
 
 
 class DDScorer(Protocol):
@@ -472,6 +474,11 @@ def alternatives(state: AuctionState) -> np.ndarray:
     return np.array(sorted(found), np.int64)  # int even when empty (after 7NT: no bid, no X/XX)
 
 
+def load_bidder(path: str | Path, config: SearchConfig) -> Bidder:
+    """A BSM as the search and the bsm agent use it: keycards and precision from `search:`."""
+    return Bidder.load(path, keycards=config.keycards, precision=config.precision)
+
+
 def load_scorer(kind: str, nndda: str | Path | None) -> DDScorer:
     """NN-DDA from a file or its training folder (nndda.pt; None: the shipped one), or exact DDS."""
     if kind == "dds":
@@ -500,8 +507,8 @@ def run(argv: list[str] | None = None) -> SearchResult:
         parser.error(str(error))
     hand, auction, dealer, vul, state = (decision.hand, decision.auction, decision.dealer, decision.vulnerability,
                                          decision.state)
-    bidder = Bidder.load(args.bsm or shipped_model("BSM", "--bsm"), keycards=config.keycards)
-    opponents = Bidder.load(config.opponents, keycards=config.keycards) if config.opponents else None
+    bidder = load_bidder(args.bsm or shipped_model("BSM", "--bsm"), config)
+    opponents = load_bidder(config.opponents, config) if config.opponents else None
     scorer = load_scorer(config.dd, args.nndda)
     try:
         result = MonteCarloSearch(bidder, scorer, config, opponents=opponents).search(hand, auction, dealer, vul)

@@ -228,7 +228,9 @@ def _seat_log_likelihoods(bidder: Bidder, owners: np.ndarray, auction: Sequence[
         batch = encode(owners == seat, np.full(count, seat), np.full(count, dealer), np.full(count, vul),
                        calls, decision, bidder.model.config.arch == "mlp")
         tensors = {k: torch.from_numpy(v).to(bidder.device) for k, v in batch.items() if k not in ("row", "position")}
-        logp = bidder.model(tensors)["call"].log_softmax(-1).cpu().numpy()
+        with bidder.arithmetic():
+            logits = bidder.model(tensors)["call"]
+        logp = logits.float().log_softmax(-1).cpu().numpy()
         row, position = batch["row"], batch["position"]
         out[row, position] = logp[np.arange(len(row)), calls[row, position]]
         if bidder.keycards:  # a keycard answer or sign-off by rule: it tells the deals apart exactly
