@@ -19,7 +19,7 @@ from bridgeflow.dataset.encodings import PASS, parse_call
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.dataset.schema import RECORDS, SCHEMA_VERSION
 from bridgeflow.dataset.splits import split_of
-from bridgeflow.training.bidding.bidder import Bidder
+from bridgeflow.training.bidding.bidder import Bidder, native_bf16
 from bridgeflow.training.bidding.bsm_data import load_corpus
 from bridgeflow.training.bidding.bsm_model import HAND_SUMMARY, hand_summary
 from bridgeflow.training.bidding.bsm_train import TrainConfig, evaluate, load_config, run, to_tensors, train
@@ -27,6 +27,7 @@ from bridgeflow.training.bidding.rule_bidder import Hand
 from bsm_toy import toy_auction, toy_rows, write_toy_records
 
 torch.set_num_threads(1)
+BF16 = pytest.mark.skipif(not native_bf16(), reason="this CPU has no native bfloat16 (AVX512-BF16 or AMX)")
 TINY = dict(layers=2, hidden=32, embed=8, mlp_layers=2, mlp_hidden=32, batch_size=16, warmup=2, eval_every=1000,
             eval_sequences=64)
 
@@ -175,10 +176,21 @@ def load_corpus_batch_calls(corpus, split):
     return corpus.batch(corpus.sequences(split))["call"]
 
 
-def test_learns_the_toy_system(corpus, tmp_path):
+@BF16
+def test_bf16_training_is_deterministic_and_not_fp32s(corpus, tmp_path):
+    cfg = TrainConfig(**TINY, steps=4, precision="bf16")
+    a = train(cfg, corpus, tmp_path / "a", progress=False)
+    b = train(cfg, corpus, tmp_path / "b", progress=False)
+    fp32 = train(TrainConfig(**TINY, steps=4), corpus, tmp_path / "c", progress=False)
+    assert same_weights(a["model"], b["model"]) and not same_weights(a["model"], fp32["model"])
+    assert all(p.dtype == torch.float32 for p in a["model"].parameters())  # the weights stay fp32
+
+
+@pytest.mark.parametrize("precision", ["fp32", pytest.param("bf16", marks=BF16)])
+def test_learns_the_toy_system(corpus, tmp_path, precision):
     """A few hundred steps on 240 training auctions: calls well above always-pass, beliefs better than the priors."""
     cfg = TrainConfig(**{**TINY, "layers": 1, "hidden": 64, "batch_size": 32, "warmup": 20}, steps=250, lr=1e-2,
-                      min_lr=1e-3, dropout=0.0)
+                      min_lr=1e-3, dropout=0.0, precision=precision)
     model = train(cfg, corpus, tmp_path, progress=False)["model"]
     ids = corpus.sequences("train")
     metrics = evaluate(model, corpus, ids, "cpu")["metrics"]

@@ -186,12 +186,12 @@ def test_every_verb_makes_a_bad_param_one_line(capsys, tmp_path, shared_dir, ver
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("verb", ["bid", "evaluate", "challenge", "selfplay"])
+@pytest.mark.parametrize("verb", ["bsm", "bid", "evaluate", "challenge", "selfplay"])
 def test_bf16_without_native_bfloat16_is_one_line(capsys, monkeypatch, tmp_path, shared_dir, verb):
-    """search.precision=bf16 on a CPU that would emulate it: the params error, before any work."""
+    """precision=bf16 (bsm's, or search's) on a CPU that would emulate it: the params error, before any work."""
     for probe in ("_is_avx512_bf16_supported", "_is_amx_tile_supported"):
         monkeypatch.setattr(torch.cpu, probe, lambda: False)
-    key = "precision=bf16" if verb == "bid" else "search.precision=bf16"
+    key = "precision=bf16" if verb in ("bsm", "bid") else "search.precision=bf16"
     status, err = run_cli(capsys, *verb_argv(verb, tmp_path, shared_dir), "--set", key)
     assert status == 2, err
     assert "precision bf16 needs a CPU with native bfloat16" in one_line_error(err)

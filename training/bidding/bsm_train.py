@@ -35,6 +35,7 @@ from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.training.model_files import FILE_OF, model_file
 from bridgeflow.training.params import ParamsArguments, load_section
 
+from .bidder import check_precision
 from .bsm_data import SPLITS, Corpus, batch_rows, load_corpus, selfplay_corpus
 from .bsm_model import BSM, BSMConfig, losses
 
@@ -72,10 +73,12 @@ class TrainConfig(BSMConfig):
     eval_sequences: int = 8192  # valid-split sequences scored at each eval_every
     device: str = "cpu"
     threads: int = 0  # torch CPU threads; 0 = torch's default (all cores). 1 is far faster on a busy machine
+    precision: str = "fp32"  # fp32 | bf16: training's forward passes under bfloat16 autocast (weights, losses and evaluation fp32)
 
     def __post_init__(self):
         if self.steps < 1 or self.batch_size < 1 or self.warmup < 0 or self.lr <= 0 or self.w_anchor < 0:
             raise ValueError("bsm: steps, batch_size >= 1, warmup >= 0, lr > 0 and w_anchor >= 0")
+        check_precision(self.precision, self.device)
 
     def model(self) -> BSMConfig:
         """The model's fields only: what model.pt records and Bidder.load rebuilds."""
@@ -263,12 +266,15 @@ def train(cfg: TrainConfig, corpus: Corpus, out: Path, stop_at: int | None = Non
         batch = to_tensors(corpus.batch(ids, features480), cfg.device)
         for group in optimizer.param_groups:
             group["lr"] = get_lr(step, cfg)
-        out = model(batch)
+        with torch.autocast(torch.device(cfg.device).type, dtype=torch.bfloat16, enabled=cfg.precision == "bf16"):
+            out = model(batch)
+            if anchor is not None:
+                with torch.no_grad():
+                    anchor_logits = anchor(batch)["call"]
+        out = {name: value.float() for name, value in out.items()}
         parts = losses(out, batch)
         if anchor is not None:
-            with torch.no_grad():
-                anchor_logits = anchor(batch)["call"]
-            parts["anchor"] = anchor_kl(out["call"], anchor_logits)
+            parts["anchor"] = anchor_kl(out["call"], anchor_logits.float())
         loss = weighted_loss(parts, cfg)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
