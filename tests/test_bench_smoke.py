@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bridgeflow.training.bidding.bidder import native_bf16
+from bridgeflow.training.bidding.bsm_model import native_bf16
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_nndda.py"
 BENCH_SELFPLAY = BENCH.with_name("bench_selfplay.py")

@@ -19,9 +19,9 @@ from bridgeflow.dataset.encodings import PASS, parse_call
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.dataset.schema import RECORDS, SCHEMA_VERSION
 from bridgeflow.dataset.splits import split_of
-from bridgeflow.training.bidding.bidder import Bidder, native_bf16
+from bridgeflow.training.bidding.bidder import Bidder
 from bridgeflow.training.bidding.bsm_data import load_corpus
-from bridgeflow.training.bidding.bsm_model import HAND_SUMMARY, hand_summary
+from bridgeflow.training.bidding.bsm_model import HAND_SUMMARY, hand_summary, native_bf16
 from bridgeflow.training.bidding.bsm_train import TrainConfig, evaluate, load_config, run, to_tensors, train
 from bridgeflow.training.bidding.rule_bidder import Hand
 from bsm_toy import toy_auction, toy_rows, write_toy_records

@@ -15,8 +15,8 @@ from bridgeflow.dataset.dd import Solver
 from bridgeflow.dataset.encodings import parse_auction, parse_call, parse_pbn_hand, parse_vulnerability, random_owner
 from bridgeflow.dataset.errors import InputError
 from bridgeflow.dataset.scoring import imps, score_ns
-from bridgeflow.training.bidding.bidder import Bidder, native_bf16
-from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig
+from bridgeflow.training.bidding.bidder import Bidder
+from bridgeflow.training.bidding.bsm_model import BSM, BSMConfig, native_bf16
 from bridgeflow.training.dd.dd_estimator import DDEstimator
 from bridgeflow.training.dd.exact_dd import ExactDD
 from bridgeflow.training.dd.nndda_model import NNDDA, NNDDAConfig

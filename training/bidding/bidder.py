@@ -21,27 +21,9 @@ from bridgeflow.training.model_files import load_model_state, model_file
 
 from . import keycards
 from .bsm_data import encode
-from .bsm_model import BSM, OTHERS, BSMConfig
+from .bsm_model import BSM, OTHERS, BSMConfig, check_precision
 
-__all__ = ["Beliefs", "Bidder", "CallStreams", "OTHERS", "PRECISIONS", "ReplayStreams", "check_precision", "native_bf16"]
-
-PRECISIONS = ("fp32", "bf16")  # the arithmetic of the network's matrix products (Bidder.arithmetic)
-
-
-def native_bf16() -> bool:
-    """Whether this CPU multiplies bfloat16 in hardware (AVX512-BF16 or AMX). Without it PyTorch's
-    CPU kernels emulate bf16, 2-3x slower than fp32, and its LSTM has none on AVX2 alone."""
-    return any(getattr(torch.cpu, probe, lambda: False)()
-               for probe in ("_is_avx512_bf16_supported", "_is_amx_tile_supported"))
-
-
-def check_precision(precision: str, device: str = "cpu") -> None:
-    """ValueError unless `precision` is one of PRECISIONS and this machine runs it natively."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}")
-    if precision == "bf16" and torch.device(device).type == "cpu" and not native_bf16():
-        raise ValueError("precision bf16 needs a CPU with native bfloat16 (AVX512-BF16 or AMX); "
-                         "this one would run it slower than fp32, or fail: use fp32")
+__all__ = ["Beliefs", "Bidder", "CallStreams", "OTHERS", "ReplayStreams"]
 
 
 @dataclass

@@ -38,6 +38,25 @@ BELIEF_WIDTH = HCP_CLASSES + 3 * 4 * LENGTH_CLASSES + 52 * 3
 HAND_SUMMARY = 37 + 4 * 13  # thermometers: HCP >= 1..37, each suit's length >= 1..13
 
 
+PRECISIONS = ("fp32", "bf16")  # the arithmetic of the BSM's matrix products (Bidder.arithmetic, bsm.precision)
+
+
+def native_bf16() -> bool:
+    """Whether this CPU multiplies bfloat16 in hardware (AVX512-BF16 or AMX). Without it PyTorch's
+    CPU kernels emulate bf16, 2-3x slower than fp32, and its LSTM has none on AVX2 alone."""
+    return any(getattr(torch.cpu, probe, lambda: False)()
+               for probe in ("_is_avx512_bf16_supported", "_is_amx_tile_supported"))
+
+
+def check_precision(precision: str, device: str = "cpu") -> None:
+    """ValueError unless `precision` is one of PRECISIONS and this machine runs it natively."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}")
+    if precision == "bf16" and torch.device(device).type == "cpu" and not native_bf16():
+        raise ValueError("precision bf16 needs a CPU with native bfloat16 (AVX512-BF16 or AMX); "
+                         "this one would run it slower than fp32, or fail: use fp32")
+
+
 @dataclass
 class BSMConfig:
     arch: str = "lstm"  # lstm | gru | rnn | mlp

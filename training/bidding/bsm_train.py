@@ -35,9 +35,8 @@ from bridgeflow.dataset.schema import SCHEMA_VERSION
 from bridgeflow.training.model_files import FILE_OF, model_file
 from bridgeflow.training.params import ParamsArguments, load_section
 
-from .bidder import check_precision
 from .bsm_data import SPLITS, Corpus, batch_rows, load_corpus, selfplay_corpus
-from .bsm_model import BSM, BSMConfig, losses
+from .bsm_model import BSM, BSMConfig, check_precision, losses
 
 TENSOR_KEYS = ("tokens", "turn", "static", "decision", "legal", "mine", "x480", "call", "holder", "partner_hcp", "lengths",
                "target", "trained")

@@ -61,7 +61,8 @@ from bridgeflow.dataset.encodings import (
 )
 from bridgeflow.dataset.scoring import contract_scores, imps_array
 from bridgeflow.training.bidding import keycards
-from bridgeflow.training.bidding.bidder import Bidder, check_precision
+from bridgeflow.training.bidding.bidder import Bidder
+from bridgeflow.training.bidding.bsm_model import check_precision
 from bridgeflow.training.dd.dd_estimator import DDEstimator
 from bridgeflow.training.dd.exact_dd import ExactDD
 from bridgeflow.training.model_files import DEFAULT_HELP, shipped_model
