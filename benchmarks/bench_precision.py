@@ -24,12 +24,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_search import REPO, VALID_LIST, RecordingFactory, tiny_setup  # noqa: E402
+from bridgeflow.training.bidding.bsm_model import PRECISIONS
 from bridgeflow.training.evaluation import evaluate as ev
 from bridgeflow.training.params import load_section
 from bridgeflow.training.search.monte_carlo import MonteCarloSearch, SearchConfig, load_bidder, load_scorer
-
-PRECISIONS = ("fp32", "bf16")
-
 
 def replay(dd: Path, bsm: Path, nndda: Path, boards: int, overrides: list[str], seed: int,
            board_list: Path | None = VALID_LIST) -> dict:

@@ -7,7 +7,6 @@ RHO); cards are ours (suit * 13 + rank)."""
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -21,7 +20,7 @@ from bridgeflow.training.model_files import load_model_state, model_file
 
 from . import keycards
 from .bsm_data import encode
-from .bsm_model import BSM, OTHERS, BSMConfig, check_precision
+from .bsm_model import BSM, OTHERS, BSMConfig, arithmetic, check_precision
 
 __all__ = ["Beliefs", "Bidder", "CallStreams", "OTHERS", "ReplayStreams"]
 
@@ -49,12 +48,9 @@ class Bidder:
         self.keycards = keycards
         self.precision = precision
 
-    def arithmetic(self) -> contextlib.AbstractContextManager:
-        """The context every forward pass of the network runs in: autocast to bfloat16 for bf16.
-        Outputs may then be bfloat16: read them through `.float()`."""
-        if self.precision == "bf16":
-            return torch.autocast(torch.device(self.device).type, dtype=torch.bfloat16)
-        return contextlib.nullcontext()
+    def arithmetic(self) -> torch.autocast:
+        """The context every forward pass of the network runs in (bsm_model.arithmetic)."""
+        return arithmetic(self.precision, self.device)
 
     @classmethod
     def load(cls, path: str | Path, device: str = "cpu", keycards: bool = True, precision: str = "fp32") -> "Bidder":

@@ -57,6 +57,12 @@ def check_precision(precision: str, device: str = "cpu") -> None:
                          "this one would run it slower than fp32, or fail: use fp32")
 
 
+def arithmetic(precision: str, device: str = "cpu") -> torch.autocast:
+    """The context a forward pass runs in: autocast to bfloat16 for bf16, none for fp32. Outputs
+    may then be bfloat16: read them through `.float()`."""
+    return torch.autocast(torch.device(device).type, dtype=torch.bfloat16, enabled=precision == "bf16")
+
+
 @dataclass
 class BSMConfig:
     arch: str = "lstm"  # lstm | gru | rnn | mlp

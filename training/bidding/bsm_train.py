@@ -36,7 +36,7 @@ from bridgeflow.training.model_files import FILE_OF, model_file
 from bridgeflow.training.params import ParamsArguments, load_section
 
 from .bsm_data import SPLITS, Corpus, batch_rows, load_corpus, selfplay_corpus
-from .bsm_model import BSM, BSMConfig, check_precision, losses
+from .bsm_model import BSM, BSMConfig, arithmetic, check_precision, losses
 
 TENSOR_KEYS = ("tokens", "turn", "static", "decision", "legal", "mine", "x480", "call", "holder", "partner_hcp", "lengths",
                "target", "trained")
@@ -265,7 +265,7 @@ def train(cfg: TrainConfig, corpus: Corpus, out: Path, stop_at: int | None = Non
         batch = to_tensors(corpus.batch(ids, features480), cfg.device)
         for group in optimizer.param_groups:
             group["lr"] = get_lr(step, cfg)
-        with torch.autocast(torch.device(cfg.device).type, dtype=torch.bfloat16, enabled=cfg.precision == "bf16"):
+        with arithmetic(cfg.precision, cfg.device):
             out = model(batch)
             if anchor is not None:
                 with torch.no_grad():
